@@ -1,0 +1,76 @@
+/**
+ * The contract: what an operation is, described as data. Routing, parameter reading, answer
+ * writing, WSDL, disco, help pages and the conformance tests all read these descriptions, so an
+ * operation is added in one place.
+ */
+
+/**
+ * A parameter's .NET type as ASMX declares it. `char` is System.Char: on the SOAP wire an
+ * xs:unsignedShort (the UTF-16 code, `49` for '1'), in HTTP GET/POST one literal character.
+ */
+export type ParamType = 'string' | 'char';
+
+export interface ParamSpec {
+  readonly name: string;
+  readonly type: ParamType;
+  /** One line for help pages. */
+  readonly doc: string;
+}
+
+/** A class whose public fields are all strings, written by XmlSerializer in declaration order. */
+export interface StructSpec {
+  readonly name: string;
+  readonly fields: readonly string[];
+}
+
+/** The .NET return type: void, string, T[] (a list of a struct) or a struct. */
+export type ResultSpec =
+  | { readonly kind: 'void' }
+  | { readonly kind: 'string' }
+  | { readonly kind: 'list'; readonly item: StructSpec }
+  | { readonly kind: 'struct'; readonly struct: StructSpec };
+
+/** A struct value: field name → text, or null/undefined to leave the field out (as XmlSerializer does). */
+export type StructValue = Readonly<Record<string, string | null | undefined>>;
+/** A list as .NET holds it: null (the element is left out), or items of which any may be null (xsi:nil). */
+export type ListValue = ReadonlyArray<StructValue | null> | null;
+
+type ArgOf<T extends ParamType> = T extends 'char' ? number : string | null;
+
+/** The typed arguments of an operation: a string is null when absent (SOAP), a char is its UTF-16 code. */
+export type ArgsOf<P extends readonly ParamSpec[]> = {
+  readonly [K in P[number] as K['name']]: ArgOf<K['type']>;
+};
+
+export type ValueOf<R extends ResultSpec> = R extends { kind: 'void' }
+  ? void
+  : R extends { kind: 'string' }
+    ? string | null
+    : R extends { kind: 'list' }
+      ? ListValue
+      : StructValue | null;
+
+/** Any argument value, as bindings hand it over before typing. */
+export type ArgValue = string | number | null;
+/** Any result value, as bindings write it. */
+export type ResultValue = void | string | null | ListValue | StructValue;
+
+export interface OperationSpec<
+  P extends readonly ParamSpec[] = readonly ParamSpec[],
+  R extends ResultSpec = ResultSpec,
+  C = unknown,
+> {
+  /** The .asmx file (without extension) that serves the operation. */
+  readonly service: string;
+  readonly name: string;
+  readonly doc: string;
+  readonly params: P;
+  readonly result: R;
+  /** The behaviour: knows nothing of XML or HTTP. Method syntax keeps specs assignable to the general type. */
+  run(args: ArgsOf<P>, ctx: C): Promise<ValueOf<R>>;
+}
+
+export interface ServiceSpec<C = unknown> {
+  readonly name: string;
+  readonly operations: readonly OperationSpec<readonly ParamSpec[], ResultSpec, C>[];
+}

@@ -1,0 +1,184 @@
+import type { Config } from '../config/config.js';
+import { HttpBindingError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
+import type { MetadataEndpoint } from './metadata-endpoint.js';
+import type { OperationContext } from '../operations/context.js';
+import type { Operation, Service } from '../operations/index.js';
+import { escapeHtml } from '../xml/escape.js';
+import type { EnvelopeLimits } from '../xml/envelope-reader.js';
+import { readHttpGet, readHttpPost } from './http-get-post.js';
+import { httpErrorReply, httpReply, pageReply, soapErrorReply, soapReply } from './replies.js';
+import { buildRouteTable } from './service-routes.js';
+import type { ServiceRoutes } from './service-routes.js';
+import { readSoap } from './soap.js';
+import { SOAP11, SOAP12 } from './soap-version.js';
+import type { BindingName, Call, Reply } from './types.js';
+
+/** What dispatch needs of an HTTP request; the HTTP layer provides it. */
+export interface Exchange {
+  readonly method: string;
+  /** The request target as sent: path and query, still percent-encoded. */
+  readonly url: string;
+  header(name: string): string | undefined;
+  /** The whole body; rejects with RequestTooLargeError past the configured limit. */
+  readBody(): Promise<Buffer>;
+  /** `scheme://host[:port]` as the client addressed the service (decision 3). */
+  origin(): string;
+  /** The caller is on this machine (the help page test form is offered to it by default). */
+  readonly isLocal: boolean;
+}
+
+/** The reply, and what logs and metrics say about the request. */
+export interface Outcome {
+  readonly reply: Reply;
+  readonly service?: string;
+  readonly operation?: string;
+  readonly binding?: BindingName;
+  /** The failure behind an operation error, for the log only. */
+  readonly cause?: unknown;
+}
+
+/** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
+export const OPERATION_FAILED = 'The service could not complete the request. The error has been logged.';
+
+const notFound = (): PageError =>
+  new PageError(404, 'The resource cannot be found.', 'The requested URL was not found on this server. Check the service file name.');
+
+/**
+ * Routes a request as ASMX does: the `.asmx` file (case-insensitive), then the verb and path
+ * shape picks the protocol: SOAP (POST /X.asmx), HTTP GET and POST (/X.asmx/Op), service
+ * description (GET /X.asmx?WSDL, ?disco) or help pages (GET /X.asmx[?op=Op]).
+ */
+export class Dispatcher {
+  private readonly routes: ReadonlyMap<string, ServiceRoutes>;
+  private readonly limits: EnvelopeLimits;
+
+  constructor(
+    services: readonly Service[],
+    private readonly config: Config,
+    private readonly context: OperationContext,
+    private readonly metadata: MetadataEndpoint,
+  ) {
+    this.routes = buildRouteTable(services, config.namespace);
+    this.limits = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
+  }
+
+  async dispatch(ex: Exchange): Promise<Outcome> {
+    const q = ex.url.indexOf('?');
+    const rawPath = q < 0 ? ex.url : ex.url.slice(0, q);
+    const query = q < 0 ? '' : ex.url.slice(q + 1);
+    const path = safeDecodePath(rawPath);
+    const base = this.config.basePath;
+    if (path === null || !path.startsWith(base)) return { reply: pageReply(notFound()) };
+    const match = /^([^/]+)\.asmx(?:\/(.*))?$/is.exec(path.slice(base.length));
+    const routes = match === null ? undefined : this.routes.get(match[1]!.toLowerCase());
+    if (match === null || routes === undefined) return { reply: pageReply(notFound()) };
+    const service = routes.service.name;
+    const opPath = match[2];
+    if (opPath === undefined) return this.serviceEndpoint(ex, routes, query);
+    return { service, ...(await this.operationEndpoint(ex, routes, opPath, query)) };
+  }
+
+  /** `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise. */
+  private async serviceEndpoint(ex: Exchange, routes: ServiceRoutes, query: string): Promise<Outcome> {
+    const service = routes.service.name;
+    if (ex.method === 'POST') return { service, ...(await this.soap(ex, routes)) };
+    if (ex.method !== 'GET') {
+      return { service, reply: pageReply(new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.')) };
+    }
+    const reply = this.metadata.render(routes.service, query, {
+      origin: ex.origin(),
+      basePath: this.config.basePath,
+      host: ex.header('host') ?? '',
+      showTestForm: this.config.helpTestForm === 'all' || (this.config.helpTestForm === 'local' && ex.isLocal),
+    });
+    return { service, reply: reply ?? pageReply(notFound()) };
+  }
+
+  private async soap(ex: Exchange, routes: ServiceRoutes): Promise<Omit<Outcome, 'service'>> {
+    const contentType = ex.header('content-type');
+    const soapAction = ex.header('soapaction');
+    let body: Buffer;
+    try {
+      body = await ex.readBody();
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      const guess = soapAction === undefined || /^\s*application\/soap\+xml/i.test(contentType ?? '') ? SOAP12 : SOAP11;
+      return { binding: guess.binding, reply: soapErrorReply(guess, err) };
+    }
+    const read = readSoap(routes, { contentType, soapAction, body }, this.limits);
+    const binding = read.version.binding;
+    if ('error' in read) return { binding, reply: soapErrorReply(read.version, read.error) };
+    const operation = read.call.op.name;
+    if (read.mustUnderstand !== null) {
+      // ASMX checks after running the method; we check before, so a refused call changes nothing.
+      const fault = new SoapFaultError('MustUnderstand', `SOAP header ${read.mustUnderstand} was not understood.`, true);
+      return { binding, operation, reply: soapErrorReply(read.version, fault) };
+    }
+    const result = await this.invoke(read.call);
+    if (result.error !== undefined) {
+      return { binding, operation, cause: result.cause, reply: soapErrorReply(read.version, result.error) };
+    }
+    return { binding, operation, reply: soapReply(read.version, routes.writers.get(read.call.op)!, result.value) };
+  }
+
+  /** `/X.asmx/Op`: HTTP GET and POST; other verbs and shapes get ASMX's errors. */
+  private async operationEndpoint(
+    ex: Exchange,
+    routes: ServiceRoutes,
+    opPath: string,
+    query: string,
+  ): Promise<Omit<Outcome, 'service'>> {
+    const isGet = ex.method === 'GET';
+    if ((!isGet && ex.method !== 'POST') || opPath === '') {
+      const message = `Request format is unrecognized for URL unexpectedly ending in '/${opPath}'.`;
+      return { reply: pageReply(new PageError(500, 'Request format is unrecognized.', message)) };
+    }
+    const binding: BindingName = isGet ? 'httpget' : 'httppost';
+    const op = routes.byName.get(opPath);
+    if (op === undefined) return { binding, reply: httpErrorReply(unknownMethod(routes, opPath)) };
+    let call: Call;
+    try {
+      call = isGet
+        ? readHttpGet(op, query, this.config.maxFormFields)
+        : readHttpPost(op, ex.header('content-type'), await ex.readBody(), this.config.maxFormFields);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      return { binding, operation: op.name, reply: httpErrorReply(err) };
+    }
+    const result = await this.invoke(call);
+    if (result.error !== undefined) {
+      return { binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) };
+    }
+    return { binding, operation: op.name, reply: httpReply(routes.writers.get(op)!, result.value) };
+  }
+
+  private async invoke(
+    call: Call,
+  ): Promise<{ value: Awaited<ReturnType<Operation['run']>>; error?: undefined } | { error: OperationFailedError; cause: unknown }> {
+    try {
+      return { value: await call.op.run(call.args, this.context) };
+    } catch (cause) {
+      const error = cause instanceof OperationFailedError ? cause : new OperationFailedError(OPERATION_FAILED, { cause });
+      return { error, cause };
+    }
+  }
+}
+
+/** ASMX's words for a method name that is not there, or there only in another case. */
+function unknownMethod(routes: ServiceRoutes, name: string): HttpBindingError {
+  const other = routes.byLowerName.get(name.toLowerCase());
+  if (other !== undefined) {
+    return new HttpBindingError(
+      `${escapeHtml(`Invalid method name '${name}',  method names are case sensitive.   The method name '${other.name}' with the same name but different casing was found.`)}\r\nParameter name: methodName`,
+    );
+  }
+  return new HttpBindingError(`${escapeHtml(name)} Web Service method name is not valid.`);
+}
+
+function safeDecodePath(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}

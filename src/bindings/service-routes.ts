@@ -1,0 +1,44 @@
+import type { Operation, Service } from '../operations/index.js';
+import { createResultWriter } from '../xml/result-writer.js';
+import type { ResultWriter } from '../xml/result-writer.js';
+
+/** Everything a binding looks up for one service file, computed once at start. */
+export interface ServiceRoutes {
+  readonly service: Service;
+  readonly namespace: string;
+  /** SOAPAction value (after unquoting and URL-decoding) → operation. */
+  readonly byAction: ReadonlyMap<string, Operation>;
+  /** Local name of the body element, in the service namespace → operation. */
+  readonly byElement: ReadonlyMap<string, Operation>;
+  /** Operation name in a GET/POST path (case-sensitive, as ASMX). */
+  readonly byName: ReadonlyMap<string, Operation>;
+  /** Lower-cased name → operation, only to word ASMX's "wrong case" error. */
+  readonly byLowerName: ReadonlyMap<string, Operation>;
+  readonly writers: ReadonlyMap<Operation, ResultWriter>;
+}
+
+/** ASMX's SOAPAction for an operation: the namespace, a slash unless it ends in one, the name. */
+export function soapAction(namespace: string, opName: string): string {
+  return namespace.endsWith('/') ? `${namespace}${opName}` : `${namespace}/${opName}`;
+}
+
+export function buildServiceRoutes(service: Service, namespace: string): ServiceRoutes {
+  const byAction = new Map<string, Operation>();
+  const byElement = new Map<string, Operation>();
+  const byName = new Map<string, Operation>();
+  const byLowerName = new Map<string, Operation>();
+  const writers = new Map<Operation, ResultWriter>();
+  for (const op of service.operations) {
+    byAction.set(soapAction(namespace, op.name), op);
+    byElement.set(op.name, op);
+    byName.set(op.name, op);
+    byLowerName.set(op.name.toLowerCase(), op);
+    writers.set(op, createResultWriter(op.name, op.result, namespace));
+  }
+  return { service, namespace, byAction, byElement, byName, byLowerName, writers };
+}
+
+/** All service files by lower-cased name (`.asmx` names match case-insensitively, as on IIS). */
+export function buildRouteTable(services: readonly Service[], namespace: string): ReadonlyMap<string, ServiceRoutes> {
+  return new Map(services.map((s) => [s.name.toLowerCase(), buildServiceRoutes(s, namespace)]));
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import type { Command } from './command.js';
+import { importCommand } from './import-command.js';
+import { serveCommand } from './serve-command.js';
+
+const commands: readonly Command[] = [serveCommand, importCommand];
+
+function help(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return `Usage: sis <command> [options]
+
+Commands:
+${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+  ${'help'.padEnd(width)}  show this help, or a command's (sis help <command>)
+
+Configuration comes from environment variables (see README.md).
+`;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name = 'serve', ...rest] = argv;
+  if (name === 'help' || name === '--help' || name === '-h') {
+    const target = commands.find((c) => c.name === rest[0]);
+    process.stdout.write(target === undefined ? help() : `${target.usage}\n`);
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) {
+    process.stderr.write(`sis: unknown command '${name}'\n\n${help()}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${command.usage}\n`);
+    return 0;
+  }
+  return command.run(rest, process.env);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`sis: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

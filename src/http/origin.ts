@@ -1,0 +1,52 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Config } from '../config/config.js';
+
+const HOST_RE = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The `scheme://host[:port]` a client used (decision 3): a configured public URL wins; then
+ * X-Forwarded-Proto/Host, believed only from a trusted proxy; then the Host header with its
+ * port, as IIS does. A Host header that is not a host name falls back to the local address,
+ * so a hostile header can never inject markup into a WSDL.
+ */
+export function requestOrigin(req: IncomingMessage, config: Config): string {
+  if (config.publicUrl !== null) return new URL(config.publicUrl).origin + stripPath(config.publicUrl);
+  const trusted = isTrustedProxy(req.socket.remoteAddress, config.trustedProxies);
+  const tls = (req.socket as Partial<TLSSocket>).encrypted === true;
+  let scheme = tls ? 'https' : 'http';
+  let host = req.headers.host;
+  if (trusted) {
+    const proto = first(req.headers['x-forwarded-proto']);
+    if (proto === 'http' || proto === 'https') scheme = proto;
+    const fwdHost = first(req.headers['x-forwarded-host']);
+    if (fwdHost !== undefined) host = fwdHost;
+  }
+  if (host === undefined || !HOST_RE.test(host)) {
+    const addr = req.socket.localAddress ?? '127.0.0.1';
+    host = `${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
+  }
+  return `${scheme}://${host}`;
+}
+
+/** A public URL's own path (`https://x.example/app` mounts the service under /app). */
+function stripPath(publicUrl: string): string {
+  const path = new URL(publicUrl).pathname.replace(/\/+$/, '');
+  return path;
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v?.split(',')[0]?.trim() || undefined;
+}
+
+function isTrustedProxy(address: string | undefined, trusted: readonly string[]): boolean {
+  if (address === undefined || trusted.length === 0) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return trusted.includes(address) || trusted.includes(plain);
+}
+
+/** Loopback callers count as local (the .NET help page offers its test form only to them). */
+export function isLocalAddress(address: string | undefined): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1' || (address?.startsWith('127.') ?? false);
+}

@@ -1,0 +1,37 @@
+import { XmlReadError } from '../errors/errors.js';
+
+/**
+ * Turns request bytes into text the way .NET's XmlReader picks an encoding: a byte order mark
+ * first, then the Content-Type charset, then the byte pattern of a UTF-16 document without BOM,
+ * then UTF-8. Invalid bytes are an XML error (400), never silently replaced.
+ */
+export function decodeXml(body: Buffer, charset: string | undefined): string {
+  let encoding = 'utf-8';
+  let start = 0;
+  if (body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) {
+    start = 3;
+  } else if (body.length >= 2 && body[0] === 0xff && body[1] === 0xfe) {
+    encoding = 'utf-16le';
+    start = 2;
+  } else if (body.length >= 2 && body[0] === 0xfe && body[1] === 0xff) {
+    encoding = 'utf-16be';
+    start = 2;
+  } else if (body.length >= 2 && body[0] === 0x3c && body[1] === 0x00) {
+    encoding = 'utf-16le';
+  } else if (body.length >= 2 && body[0] === 0x00 && body[1] === 0x3c) {
+    encoding = 'utf-16be';
+  } else if (charset !== undefined && charset !== '') {
+    encoding = charset.toLowerCase() === 'utf-16' ? 'utf-16le' : charset;
+  }
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
+  } catch {
+    throw new XmlReadError(`System does not support '${charset ?? encoding}' encoding.`, true);
+  }
+  try {
+    return decoder.decode(start === 0 ? body : body.subarray(start));
+  } catch {
+    throw new XmlReadError('Invalid character in the given encoding.', true);
+  }
+}

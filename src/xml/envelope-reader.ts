@@ -160,7 +160,7 @@ export function readEnvelope(xml: string, paramNamespace: string, limits: Envelo
     const error =
       err instanceof XmlReadError
         ? err
-        : new XmlReadError(xmlMessage(err, parser, root === null), bodyElement === undefined);
+        : new XmlReadError(xmlMessage(err, xml, parser, root === null), bodyElement === undefined);
     return { root, bodyElement, mustUnderstand, params, error };
   }
   return { root, bodyElement, mustUnderstand, params, error: null };
@@ -175,9 +175,15 @@ function findAttr(tag: SaxesTagNS, uri: string, local: string): SaxesTagNS['attr
 }
 
 /** A message in the spirit of .NET's XmlException for a saxes error. */
-function xmlMessage(err: unknown, parser: SaxesParser<{ xmlns: true; position: true }>, noRoot: boolean): string {
-  const where = `Line ${parser.line}, position ${parser.column + 1}.`;
-  if (noRoot && parser.line === 1 && parser.column <= 1) return `Data at the root level is invalid. ${where}`;
+function xmlMessage(err: unknown, xml: string, parser: SaxesParser<{ xmlns: true; position: true }>, noRoot: boolean): string {
   const text = err instanceof Error ? err.message.replace(/^[^:]*:\d+:\d+: /, '') : 'unreadable XML';
-  return `The XML is not well-formed: ${text} ${where}`;
+  if (noRoot && /outside of root node|text data/i.test(text)) {
+    // .NET points at the first character that is not markup.
+    const at = xml.search(/[^\s]/);
+    const before = xml.slice(0, Math.max(at, 0));
+    const line = before.split('\n').length;
+    const column = at - before.lastIndexOf('\n');
+    return `Data at the root level is invalid. Line ${line}, position ${column}.`;
+  }
+  return `The XML is not well-formed: ${text} Line ${parser.line}, position ${parser.column + 1}.`;
 }

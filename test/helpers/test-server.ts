@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApp } from '../../src/app/app.js';
+import type { App } from '../../src/app/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/http/logger.js';
+import { parseDataset } from '../../src/store/dataset.js';
+import type { Dataset, Store } from '../../src/store/store.js';
+
+/** The repository root, from dist/test/helpers or test/helpers alike. */
+export const repoRoot = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
+
+export function fixture(...parts: string[]): string {
+  return join(repoRoot, 'test', ...parts);
+}
+
+/** The dataset the golden captures need: the reference data plus the oracle's echo probes as rows. */
+export function goldenDataset(): Dataset {
+  return parseDataset(readFileSync(fixture('fixtures', 'golden-dataset.json'), 'utf8'));
+}
+
+export interface TestServer {
+  readonly app: App;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A real service on a free port with a real SQLite file in a fresh temporary folder.
+ * `env` overrides configuration; `dataset` is imported before the first request.
+ */
+export async function startTestServer(
+  options: { env?: Record<string, string>; dataset?: Dataset; store?: Store } = {},
+): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'sis-test-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SIS_DATABASE_URL: `sqlite:${join(dir, 'sis.db')}`,
+    SIS_DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const app = await startApp(config, createLogger(config.logLevel), options.store ? { store: options.store } : {});
+  if (options.dataset !== undefined) await app.store.importDataset(options.dataset, { replace: true });
+  return {
+    app,
+    url: app.url,
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

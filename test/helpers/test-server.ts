@@ -24,6 +24,8 @@ export function goldenDataset(): Dataset {
 export interface TestServer {
   readonly app: App;
   readonly url: string;
+  /** The SQLite file behind the server (when it opened its own store). */
+  readonly databaseFile: string;
   close(): Promise<void>;
 }
 
@@ -35,10 +37,11 @@ export async function startTestServer(
   options: { env?: Record<string, string>; dataset?: Dataset; store?: Store } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sis-test-'));
+  const databaseFile = join(dir, 'sis.db');
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    SIS_DATABASE_URL: `sqlite:${join(dir, 'sis.db')}`,
+    SIS_DATABASE_URL: `sqlite:${databaseFile}`,
     SIS_DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
     ...options.env,
@@ -48,6 +51,7 @@ export async function startTestServer(
   return {
     app,
     url: app.url,
+    databaseFile,
     async close() {
       await app.close();
       rmSync(dir, { recursive: true, force: true });

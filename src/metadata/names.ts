@@ -1,0 +1,43 @@
+/**
+ * Names the metadata documents derive from the contract, each rule in one place so WSDL, disco
+ * and help pages cannot disagree.
+ */
+import type { OperationSpec, ResultSpec } from '../contract/types.js';
+
+export const WSDL_NS = 'http://schemas.xmlsoap.org/wsdl/';
+export const WSDL_SOAP_NS = 'http://schemas.xmlsoap.org/wsdl/soap/';
+export const WSDL_SOAP12_NS = 'http://schemas.xmlsoap.org/wsdl/soap12/';
+export const WSDL_HTTP_NS = 'http://schemas.xmlsoap.org/wsdl/http/';
+export const WSDL_MIME_NS = 'http://schemas.xmlsoap.org/wsdl/mime/';
+export const TEXT_MATCHING_NS = 'http://microsoft.com/wsdl/mime/textMatching/';
+export const SOAP_ENCODING_NS = 'http://schemas.xmlsoap.org/soap/encoding/';
+/** Where ASMX defines the simple types XSD lacks (`char`, `guid`). */
+export const MS_TYPES_NS = 'http://microsoft.com/wsdl/types/';
+export const SOAP_HTTP_TRANSPORT = 'http://schemas.xmlsoap.org/soap/http';
+
+/** SoapReflector's rule: the namespace, a `/` unless it already ends with one, then the method name. */
+export function soapAction(namespace: string, operationName: string): string {
+  return namespace.endsWith('/') ? namespace + operationName : `${namespace}/${operationName}`;
+}
+
+/** The XmlSerializer root name of a result as HTTP GET/POST write it; null when there is no body. */
+export function httpResultElementName(result: ResultSpec): string | null {
+  switch (result.kind) {
+    case 'void':
+      return null;
+    case 'string':
+      return 'string';
+    case 'list':
+      return arrayTypeName(result.item.name);
+    case 'struct':
+      return result.struct.name;
+  }
+}
+
+export function arrayTypeName(itemName: string): string {
+  return `ArrayOf${itemName}`;
+}
+
+export function usesChar(operations: readonly OperationSpec[]): boolean {
+  return operations.some((op) => op.params.some((p) => p.type === 'char'));
+}

@@ -1,0 +1,373 @@
+/**
+ * The store, looped over both dialects: SQLite on a temporary file always, PostgreSQL when
+ * SIS_TEST_POSTGRES_URL is set (each database in a fresh schema, dropped at the end).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { DatasetError } from '../src/store/dataset.js';
+import { parseDatabaseUrl, redactDatabaseUrl } from '../src/store/database-url.js';
+import { DEMO_DATASET } from '../src/store/demo-data.js';
+import { migrations } from '../src/store/migrations.js';
+import { openStore } from '../src/store/open-store.js';
+import type { Dataset, Store, StudentRecord } from '../src/store/store.js';
+
+type Row = Record<string, unknown>;
+
+/** One empty database: open as many stores on it as a test needs, and reach it directly. */
+interface Fresh {
+  readonly url: string;
+  open(): Promise<Store>;
+  /** Runs SQL outside the store (checks, fault injection); returns the rows of the last statement. */
+  sql(text: string): Promise<Row[]>;
+  readonly failTrigger: string;
+}
+
+interface Target {
+  readonly name: string;
+  readonly skip: string | null;
+  fresh(): Promise<Fresh>;
+}
+
+const tempDir = mkdtempSync(join(tmpdir(), 'sis-store-'));
+let counter = 0;
+
+const sqliteTarget: Target = {
+  name: 'SQLite',
+  skip: null,
+  async fresh() {
+    const path = join(tempDir, `db-${++counter}`, 'sis.db');
+    return {
+      url: `sqlite:${path}`,
+      open: () => openStore(`sqlite:${path}`),
+      async sql(text) {
+        const db = new BetterSqlite3(path);
+        try {
+          const stmt = db.prepare(text);
+          if (stmt.reader) return stmt.all() as Row[];
+          stmt.run();
+          return [];
+        } finally {
+          db.close();
+        }
+      },
+      failTrigger: `create trigger fail_boom before insert on devices when new.id = 'boom'
+        begin select raise(abort, 'boom'); end`,
+    };
+  },
+};
+
+const postgresUrl = process.env['SIS_TEST_POSTGRES_URL'];
+const schemas: string[] = [];
+let admin: pg.Client | null = null;
+
+const postgresTarget: Target = {
+  name: 'PostgreSQL',
+  skip: postgresUrl === undefined || postgresUrl === '' ? 'SIS_TEST_POSTGRES_URL not set: PostgreSQL tests skipped' : null,
+  async fresh() {
+    if (admin === null) {
+      admin = new pg.Client({ connectionString: postgresUrl });
+      await admin.connect();
+    }
+    const client = admin;
+    const schema = `sis_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+    schemas.push(schema);
+    return {
+      url: postgresUrl!,
+      open: () => openStore(postgresUrl!, { schema, poolSize: 3 }),
+      async sql(text) {
+        await client.query(`set search_path to "${schema}"`);
+        const result = await client.query<Row>(text);
+        return result.rows;
+      },
+      failTrigger: `create function fail_boom() returns trigger language plpgsql as $$
+        begin if new.id = 'boom' then raise exception 'boom'; end if; return new; end $$;
+        create trigger fail_boom before insert on devices for each row execute function fail_boom()`,
+    };
+  },
+};
+
+after(async () => {
+  if (admin !== null) {
+    for (const schema of schemas) await admin.query(`drop schema if exists "${schema}" cascade`);
+    await admin.end();
+  }
+  rmSync(tempDir, { recursive: true, force: true });
+});
+
+const ids = (rows: readonly StudentRecord[]): string[] => rows.map((r) => r.id_student);
+const student = (id: string, school = 'http://s.example', active = '1'): StudentRecord => ({
+  id_student: id,
+  fullName: `Student ${id}`,
+  id_device: `dev-${id}`,
+  ShowActive: active,
+  school_base_url: school,
+});
+
+/** Opens a store on a fresh database, runs `body`, closes it. */
+async function withStore(target: Target, body: (store: Store, db: Fresh) => Promise<void>): Promise<void> {
+  const db = await target.fresh();
+  const store = await db.open();
+  try {
+    await body(store, db);
+  } finally {
+    await store.close();
+  }
+}
+
+for (const target of [sqliteTarget, postgresTarget]) {
+  describe(`store on ${target.name}`, () => {
+    if (target.skip !== null) {
+      test(target.name, (t) => t.skip(target.skip!));
+      return;
+    }
+
+    test('a new database is migrated and empty; reopening applies nothing twice', async () => {
+      const db = await target.fresh();
+      const first = await db.open();
+      assert.equal(await first.isEmpty(), true);
+      await first.ping();
+      await first.importDataset(DEMO_DATASET);
+      await first.close();
+      await first.close(); // closing twice is harmless
+      const second = await db.open();
+      assert.equal(await second.isEmpty(), false);
+      await second.close();
+      const versions = await db.sql('select version from sis_migrations order by version');
+      assert.deepEqual(versions.map((r) => Number(r['version'])), migrations.map((m) => m.version));
+    });
+
+    test('a database newer than the program is refused', async () => {
+      const db = await target.fresh();
+      await (await db.open()).close();
+      await db.sql(`insert into sis_migrations (version, name, applied_at) values (999, 'future', 'x')`);
+      await assert.rejects(db.open(), /schema version 999, newer than this program/);
+    });
+
+    test('several stores opening a new database at once migrate it once', async () => {
+      // SQLite is synchronous within one process, so "at once" is only meaningful on PostgreSQL.
+      const db = await target.fresh();
+      const stores = target.name === 'PostgreSQL' ? await Promise.all([1, 2, 3, 4].map(() => db.open())) : [await db.open(), await db.open()];
+      for (const s of stores) await s.close();
+      const rows = await db.sql('select count(*) as n from sis_migrations');
+      assert.equal(Number(rows[0]!['n']), migrations.length);
+    });
+
+    test('students of a school: exact match on school and ShowActive, in import order', async () => {
+      await withStore(target, async (store) => {
+        assert.deepEqual(await store.importDataset(DEMO_DATASET), { students: 5, devices: 5 });
+        assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
+        assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '0')), ['3']);
+        const [a1] = await store.studentsOfSchool('http://school-a.example', '1');
+        assert.deepEqual(a1, DEMO_DATASET.students![0]);
+        for (const [school, active] of [
+          ['HTTP://school-a.example', '1'],
+          ['http://school-a.example ', '1'],
+          [' http://school-a.example', '1'],
+          ['http://school-a.example', '1 '],
+          ['http://school-a.example', 'Y'],
+          ['', '1'],
+        ] as const) {
+          assert.deepEqual(await store.studentsOfSchool(school, active), [], `${school}|${active}`);
+        }
+      });
+    });
+
+    test('null fields stay null and empty strings stay empty strings', async () => {
+      await withStore(target, async (store) => {
+        await store.importDataset(DEMO_DATASET);
+        assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '1'), [
+          { id_student: '10', fullName: 'Plain Name', id_device: null, ShowActive: '1', school_base_url: 'http://school-b.example' },
+        ]);
+        assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '0'), [
+          { id_student: '11', fullName: '', id_device: '', ShowActive: '0', school_base_url: 'http://school-b.example' },
+        ]);
+        await store.importDataset({ students: [{ id_student: '', fullName: null, id_device: null, ShowActive: '', school_base_url: '' }] });
+        assert.deepEqual(await store.studentsOfSchool('', ''), [
+          { id_student: '', fullName: null, id_device: null, ShowActive: '', school_base_url: '' },
+        ]);
+      });
+    });
+
+    test('device tokens: exact text, empty token, unknown and empty ids', async () => {
+      await withStore(target, async (store) => {
+        assert.equal(await store.deviceToken(''), null);
+        await store.importDataset(DEMO_DATASET);
+        assert.equal(await store.deviceToken('1'), 'tok-AAA-111');
+        assert.equal(await store.deviceToken('esc'), 'a<b & c>"d" \'e\' \u00e9\u00e8 \u0639\u0644\u064a');
+        assert.equal(await store.deviceToken('ws'), '  padded  \r\n  text\t');
+        assert.equal(await store.deviceToken('empty'), '');
+        assert.equal(await store.deviceToken('ESC'), null);
+        assert.equal(await store.deviceToken('nope'), null);
+        assert.equal(await store.deviceToken(''), null);
+        await store.importDataset({ devices: [{ id: '', token: '(empty-id)' }, { id: 'nul', token: null }, { id: '\u{1F600}', token: 'astral \u{1F600}' }] });
+        assert.equal(await store.deviceToken(''), '(empty-id)');
+        assert.equal(await store.deviceToken('nul'), null);
+        assert.equal(await store.deviceToken('\u{1F600}'), 'astral \u{1F600}');
+      });
+    });
+
+    test('isEmpty looks at students and devices', async () => {
+      await withStore(target, async (store) => {
+        await store.importDataset({ devices: [{ id: 'd', token: 't' }] });
+        assert.equal(await store.isEmpty(), false);
+        await store.importDataset({}, { replace: true });
+        assert.equal(await store.isEmpty(), true);
+      });
+    });
+
+    test('order is the first import order, not key order, and upserts keep it', async () => {
+      await withStore(target, async (store) => {
+        await store.importDataset({ students: ['9', '10', '1', 'b', 'a'].map((id) => student(id)) });
+        assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '1')), ['9', '10', '1', 'b', 'a']);
+        const report = await store.importDataset({
+          students: [{ ...student('1'), fullName: 'Renamed' }, student('new'), student('9'), { ...student('b'), ShowActive: '0' }],
+        });
+        assert.deepEqual(report, { students: 4, devices: 0 });
+        const active = await store.studentsOfSchool('http://s.example', '1');
+        assert.deepEqual(ids(active), ['9', '10', '1', 'a', 'new']);
+        assert.equal(active.find((s) => s.id_student === '1')?.fullName, 'Renamed');
+        assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '0')), ['b']);
+        await store.importDataset({ devices: [{ id: 'd', token: 'one' }] });
+        await store.importDataset({ devices: [{ id: 'd', token: null }] });
+        assert.equal(await store.deviceToken('d'), null);
+      });
+    });
+
+    test('large imports are batched and keep their order', async () => {
+      await withStore(target, async (store) => {
+        const many = Array.from({ length: 2345 }, (_, i) => student(String(2345 - i), 'http://big.example'));
+        const devices = Array.from({ length: 1234 }, (_, i) => ({ id: `d${i}`, token: `t${i}` }));
+        assert.deepEqual(await store.importDataset({ students: many, devices }), { students: 2345, devices: 1234 });
+        assert.deepEqual(ids(await store.studentsOfSchool('http://big.example', '1')), ids(many));
+        assert.equal(await store.deviceToken('d1233'), 't1233');
+      });
+    });
+
+    test('replace empties students and devices first', async () => {
+      await withStore(target, async (store) => {
+        await store.importDataset(DEMO_DATASET);
+        await store.importDataset({ students: [student('z'), student('y')] }, { replace: true });
+        assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '1')), ['z', 'y']);
+        assert.deepEqual(await store.studentsOfSchool('http://school-a.example', '1'), []);
+        assert.equal(await store.deviceToken('1'), null);
+      });
+    });
+
+    test('an import is all or nothing', async () => {
+      await withStore(target, async (store, db) => {
+        await store.importDataset(DEMO_DATASET);
+        // Refused before any write: invalid data.
+        await assert.rejects(
+          store.importDataset({ students: [student('ok'), { ...student('bad'), fullName: 'a\u0001' }] }, { replace: true }),
+          (error: unknown) => error instanceof DatasetError && /students\[1\]\.fullName: contains U\+0001/.test(error.message),
+        );
+        // Refused by the database after several batches were written: a trigger fails the last device.
+        await db.sql(db.failTrigger);
+        const students = Array.from({ length: 1200 }, (_, i) => student(`n${i}`));
+        await assert.rejects(store.importDataset({ students, devices: [{ id: 'fine', token: 't' }, { id: 'boom', token: 'x' }] }, { replace: true }), /boom/);
+        await assert.rejects(store.importDataset({ students, devices: [{ id: 'boom', token: 'x' }] }), /boom/);
+        assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
+        assert.deepEqual(await store.studentsOfSchool('http://s.example', '1'), []);
+        assert.equal(await store.deviceToken('1'), 'tok-AAA-111');
+        assert.equal(await store.deviceToken('fine'), null);
+        // The store still works after the rollback.
+        await store.importDataset({ devices: [{ id: 'after', token: 'ok' }] });
+        assert.equal(await store.deviceToken('after'), 'ok');
+      });
+    });
+
+    test('auth codes are recorded with their time, nulls kept', async () => {
+      await withStore(target, async (store, db) => {
+        await store.recordAuthCode('1234', '+100', new Date('2024-05-06T07:08:09.010Z'));
+        await store.recordAuthCode(null, '', new Date('2024-05-06T07:08:10Z'));
+        const rows = await db.sql('select code, phone, created_at from auth_codes order by id');
+        assert.equal(rows.length, 2);
+        assert.deepEqual([rows[0]!['code'], rows[0]!['phone']], ['1234', '+100']);
+        assert.deepEqual([rows[1]!['code'], rows[1]!['phone']], [null, '']);
+        assert.equal(new Date(rows[0]!['created_at'] as string | Date).toISOString(), '2024-05-06T07:08:09.010Z');
+        assert.equal(await store.isEmpty(), true); // auth codes are not students or devices
+      });
+    });
+
+    test("two stores on one database see each other's writes", async () => {
+      const db = await target.fresh();
+      const a = await db.open();
+      const b = await db.open();
+      try {
+        await a.importDataset(DEMO_DATASET);
+        assert.deepEqual(ids(await b.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
+        await b.importDataset({ students: [student('x')], devices: [{ id: 'x', token: 'from b' }] }, { replace: true });
+        assert.equal(await a.deviceToken('x'), 'from b');
+        assert.equal(await a.deviceToken('1'), null);
+        assert.deepEqual(ids(await a.studentsOfSchool('http://s.example', '1')), ['x']);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+}
+
+describe('opening', () => {
+  test('SQLite: creates the parent directory and uses WAL', async () => {
+    const path = join(tempDir, 'deep', 'er', 'sis.db');
+    const store = await openStore(`sqlite:${path}`);
+    await store.close();
+    const db = new BetterSqlite3(path);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    db.close();
+    const bare = await openStore(join(tempDir, 'bare.db'));
+    await bare.close();
+  });
+
+  test('SQLite in memory', async () => {
+    const store = await openStore('sqlite::memory:');
+    await store.importDataset(DEMO_DATASET);
+    assert.equal(await store.deviceToken('2'), 'tok-BBB-222');
+    await store.close();
+  });
+
+  test('PostgreSQL: ?schema= in the URL selects and creates the schema', async (t) => {
+    if (postgresTarget.skip !== null) return t.skip(postgresTarget.skip);
+    const schema = `sis_test_${process.pid}_url_${Math.random().toString(36).slice(2, 8)}`;
+    schemas.push(schema);
+    const separator = postgresUrl!.includes('?') ? '&' : '?';
+    const store = await openStore(`${postgresUrl}${separator}schema=${schema}`, { statementTimeoutMs: 10_000 });
+    await store.importDataset({ devices: [{ id: 'here', token: 'yes' }] });
+    await store.close();
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    const rows = await client.query(`select token from "${schema}".devices`);
+    await client.end();
+    assert.deepEqual(rows.rows, [{ token: 'yes' }]);
+  });
+
+  test('database URLs', () => {
+    assert.deepEqual(parseDatabaseUrl('sqlite:./data/sis.db'), { dialect: 'sqlite', path: './data/sis.db' });
+    assert.deepEqual(parseDatabaseUrl('sqlite:///var/lib/sis.db'), { dialect: 'sqlite', path: '/var/lib/sis.db' });
+    assert.deepEqual(parseDatabaseUrl('sqlite::memory:'), { dialect: 'sqlite', path: ':memory:' });
+    assert.deepEqual(parseDatabaseUrl('data/x.db'), { dialect: 'sqlite', path: 'data/x.db' });
+    assert.deepEqual(parseDatabaseUrl('postgresql://u:p@h/db?sslmode=require&schema=a%20b'), {
+      dialect: 'postgres',
+      connectionString: 'postgresql://u:p@h/db?sslmode=require',
+      schema: 'a b',
+    });
+    assert.deepEqual(parseDatabaseUrl('postgres://h/db'), { dialect: 'postgres', connectionString: 'postgres://h/db', schema: null });
+    assert.throws(() => parseDatabaseUrl('mysql://h/db'), /unsupported database URL scheme "mysql:"/);
+    assert.throws(() => parseDatabaseUrl('sqlite:'), /no database file/);
+    assert.equal(redactDatabaseUrl('postgres://u:secret@h:5432/db'), 'postgres://u:***@h:5432/db');
+    assert.equal(redactDatabaseUrl('postgres://h/db?password=secret&x=1'), 'postgres://h/db?password=***&x=1');
+    assert.equal(redactDatabaseUrl('sqlite:./data/sis.db'), 'sqlite:./data/sis.db');
+  });
+
+  test('the demo dataset is the example file', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const example = JSON.parse(await readFile(new URL('../../examples/dataset.json', import.meta.url), 'utf8')) as Dataset;
+    assert.deepEqual(DEMO_DATASET, example);
+  });
+});

@@ -17,6 +17,8 @@ import { isLocalAddress, requestOrigin } from './origin.js';
 export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Logger): Server {
   const server = createServer({
     requestTimeout: config.requestTimeoutMs,
+    // Node checks time-outs on this interval (30 s by default): often enough to cut slow clients.
+    connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs),
     headersTimeout: config.headersTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
   });
@@ -75,6 +77,8 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const text = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
     socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    // A client that never reads would keep the half-closed socket: drop it shortly after.
+    setTimeout(() => socket.destroy(), 1000).unref();
   });
   return server;
 }

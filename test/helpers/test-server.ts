@@ -34,7 +34,7 @@ export interface TestServer {
  * `env` overrides configuration; `dataset` is imported before the first request.
  */
 export async function startTestServer(
-  options: { env?: Record<string, string>; dataset?: Dataset; store?: Store } = {},
+  options: { env?: Record<string, string>; dataset?: Dataset; store?: Store; logDestination?: NodeJS.WritableStream } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sis-test-'));
   const databaseFile = join(dir, 'sis.db');
@@ -46,7 +46,7 @@ export async function startTestServer(
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const app = await startApp(config, createLogger(config.logLevel), options.store ? { store: options.store } : {});
+  const app = await startApp(config, createLogger(config.logLevel, options.logDestination), options.store ? { store: options.store } : {});
   if (options.dataset !== undefined) await app.store.importDataset(options.dataset, { replace: true });
   return {
     app,

@@ -65,6 +65,7 @@ function mutate(req: RawRequest, muts: readonly Mutation[]): RawRequest {
   for (const m of muts) {
     if (m.kind === 'header') {
       headers = headers.filter(([n]) => n !== m.name);
+      // eslint-disable-next-line no-control-regex -- header values must be plain ASCII
       const value = m.value.replace(/[\r\n\u0000-\u001f\u007f-\uffff]/g, '');
       if (value !== '') headers.push([m.name, value]);
       continue;

@@ -1,3 +1,4 @@
+import { soapAction } from '../contract/soap-action.js';
 import type { Operation, Service } from '../operations/index.js';
 import { createResultWriter } from '../xml/result-writer.js';
 import type { ResultWriter } from '../xml/result-writer.js';
@@ -17,10 +18,6 @@ export interface ServiceRoutes {
   readonly writers: ReadonlyMap<Operation, ResultWriter>;
 }
 
-/** ASMX's SOAPAction for an operation: the namespace, a slash unless it ends in one, the name. */
-export function soapAction(namespace: string, opName: string): string {
-  return namespace.endsWith('/') ? `${namespace}${opName}` : `${namespace}/${opName}`;
-}
 
 export function buildServiceRoutes(service: Service, namespace: string): ServiceRoutes {
   const byAction = new Map<string, Operation>();

@@ -15,10 +15,7 @@ export const SOAP_ENCODING_NS = 'http://schemas.xmlsoap.org/soap/encoding/';
 export const MS_TYPES_NS = 'http://microsoft.com/wsdl/types/';
 export const SOAP_HTTP_TRANSPORT = 'http://schemas.xmlsoap.org/soap/http';
 
-/** SoapReflector's rule: the namespace, a `/` unless it already ends with one, then the method name. */
-export function soapAction(namespace: string, operationName: string): string {
-  return namespace.endsWith('/') ? namespace + operationName : `${namespace}/${operationName}`;
-}
+export { soapAction } from '../contract/soap-action.js';
 
 /** The XmlSerializer root name of a result as HTTP GET/POST write it; null when there is no body. */
 export function httpResultElementName(result: ResultSpec): string | null {

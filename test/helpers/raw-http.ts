@@ -22,8 +22,9 @@ export interface RawRequest {
 export function rawRequest(url: string, req: RawRequest, options: { timeoutMs?: number } = {}): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
-  const lines = [`${req.method} ${req.path} HTTP/1.1`, `Host: ${hostname}:${port}`];
   const names = new Set((req.headers ?? []).map(([n]) => n.toLowerCase()));
+  const lines = [`${req.method} ${req.path} HTTP/1.1`];
+  if (!names.has('host')) lines.push(`Host: ${hostname}:${port}`);
   for (const [n, v] of req.headers ?? []) lines.push(`${n}: ${v}`);
   if (body !== undefined && !names.has('content-length') && !names.has('transfer-encoding')) {
     lines.push(`Content-Length: ${body.length}`);

@@ -1,0 +1,232 @@
+/**
+ * The one scenario every WSDL-generated client runs, and what it must report back.
+ *
+ * External clients (zeep, suds, gSOAP, JAX-WS) print one JSON object, `{ "<port>": PortReport }`,
+ * and the TS test compares it here, so every client is held to the same values with the same
+ * failure messages.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { after, before } from 'node:test';
+import Database from 'better-sqlite3';
+import type { Dataset } from '../../src/store/store.js';
+import { fixture, startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
+import { callsExpected, callsSeen, failedExchanges, startRecordingProxy } from './recording-proxy.js';
+import type { RecordingProxy } from './recording-proxy.js';
+
+export const SCHOOL = 'http://school-a.example';
+export const KNOWN_ID = '1';
+export const KNOWN_TOKEN = 'tok-AAA-111';
+export const UNKNOWN_ID = 'no-such-device';
+export const SPECIAL_TOKEN_ID = 'esc';
+export const SPECIAL_TOKEN = 'a<b & c>"d" \'e\' éè علي 😀 ]]>';
+/** An id that itself needs escaping, so the client's request encoding is exercised too. */
+export const SPECIAL_ID = 'k&<é>"\'';
+export const SPECIAL_ID_TOKEN = 'tok-special-id';
+/** The phone every AuthCode call sends; the code is `<client>-<port>` so each call is traceable in the store. */
+export const PHONE = '+1-555-0100 <ext. 7> & é';
+
+export const dataset: Dataset = {
+  students: [
+    { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: SCHOOL },
+    { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1', school_base_url: SCHOOL },
+    { id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0', school_base_url: SCHOOL },
+    { id_student: '4', fullName: 'Elsewhere', id_device: 'dev-004', ShowActive: '1', school_base_url: 'http://school-b.example' },
+  ],
+  devices: [
+    { id: KNOWN_ID, token: KNOWN_TOKEN },
+    { id: SPECIAL_TOKEN_ID, token: SPECIAL_TOKEN },
+    { id: SPECIAL_ID, token: SPECIAL_ID_TOKEN },
+  ],
+};
+
+export interface Student {
+  id_student: string;
+  fullName: string;
+  id_device: string;
+  ShowActive: string;
+}
+
+/** GetStudentSchool(SCHOOL, '1'): two students, in import order. */
+export const ACTIVE: readonly Student[] = [
+  { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1' },
+  { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1' },
+];
+/** GetStudentSchool(SCHOOL, '0'): a one-item list, which some clients are tempted to flatten. */
+export const INACTIVE: readonly Student[] = [{ id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0' }];
+
+/** What one port of one client saw. Void operations report what the client returned for them. */
+export interface PortReport {
+  active: unknown;
+  inactive: unknown;
+  known: unknown;
+  unknown: unknown;
+  special: unknown;
+  specialId: unknown;
+  authCode?: unknown;
+  marks?: unknown;
+  serverKey?: unknown;
+}
+
+/** The values every port must report; HTTP ports only run the operations that return values. */
+export function expectedPort(withVoids: boolean): PortReport {
+  const values: PortReport = {
+    active: ACTIVE,
+    inactive: INACTIVE,
+    known: KNOWN_TOKEN,
+    unknown: null,
+    special: SPECIAL_TOKEN,
+    specialId: SPECIAL_ID_TOKEN,
+  };
+  // Void results carry no value: clients return None/null, which the reports pass on.
+  return withVoids ? { ...values, authCode: null, marks: null, serverKey: null } : values;
+}
+
+/** Checks a client's report port by port; `voidPorts` lists the ports that also called the void operations. */
+export function assertReport(report: unknown, ports: readonly string[], voidPorts: readonly string[]): void {
+  assert.ok(typeof report === 'object' && report !== null, 'the client printed a JSON object');
+  assert.deepEqual(Object.keys(report).sort(), [...ports].sort(), 'the client reported every port');
+  for (const port of ports) {
+    assert.deepEqual((report as Record<string, unknown>)[port], expectedPort(voidPorts.includes(port)), `values seen over port ${port}`);
+  }
+}
+
+/** Checks that each port's AuthCode call reached the store with its arguments intact. */
+export function assertAuthCodes(server: TestServer, client: string, ports: readonly string[]): void {
+  const db = new Database(server.databaseFile, { readonly: true });
+  try {
+    const codes = [...ports].sort().map((port) => `${client}-${port}`);
+    const rows = db.prepare(`SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`).all(...codes);
+    assert.deepEqual(
+      rows,
+      codes.map((code) => ({ code, phone: PHONE })),
+      'AuthCode recorded one row per SOAP port, code and phone intact',
+    );
+  } finally {
+    db.close();
+  }
+}
+
+export const ALL_OPERATIONS = ['AuthCode', 'GetServerKeyAndSender', 'GetStudentSchool', 'GetStudentsMarks', 'GetTokenDevice'] as const;
+export const VALUE_OPERATIONS = ['GetStudentSchool', 'GetTokenDevice'] as const;
+
+export interface ScenarioServer {
+  readonly server: TestServer;
+  readonly proxy: RecordingProxy;
+  /** Where clients go: the proxy, so every call is recorded. */
+  readonly url: string;
+}
+
+/** Registers hooks that start a server with the scenario's dataset (behind a recording proxy) for the current suite. */
+export function useScenarioServer(): ScenarioServer {
+  let server: TestServer | undefined;
+  let proxy: RecordingProxy | undefined;
+  before(async () => {
+    server = await startTestServer({ dataset });
+    proxy = await startRecordingProxy(server.url);
+  });
+  after(async () => {
+    await proxy?.close();
+    await server?.close();
+  });
+  return {
+    get server() {
+      assert.ok(server, 'the scenario server is started');
+      return server;
+    },
+    get proxy() {
+      assert.ok(proxy, 'the scenario proxy is started');
+      return proxy;
+    },
+    get url() {
+      assert.ok(proxy, 'the scenario proxy is started');
+      return proxy.url;
+    },
+  };
+}
+
+/** Checks that the client made exactly the expected (binding, operation) calls, and that all of them succeeded. */
+export function assertCalls(proxy: RecordingProxy, calls: Readonly<Record<string, readonly string[]>>): void {
+  assert.equal(failedExchanges(proxy.exchanges), '', 'every exchange answered 200');
+  assert.deepEqual(callsSeen(proxy.exchanges), callsExpected(calls), 'the bindings and operations the client really used');
+}
+
+/** The absolute path of an executable found on PATH (or given absolutely), or null. */
+export function findExecutable(name: string): string | null {
+  const candidates = name.includes('/') ? [name] : (process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, name));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here: try the next folder
+    }
+  }
+  return null;
+}
+
+export interface RunResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+}
+
+/**
+ * Runs a tool without blocking: the server under test lives in this process, so a synchronous
+ * spawn would leave every request the tool makes unanswered.
+ */
+export function run(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<RunResult> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      args,
+      {
+        cwd: options.cwd,
+        timeout: options.timeoutMs ?? 120_000,
+        maxBuffer: 32 * 1024 * 1024,
+        encoding: 'utf8',
+        // A UTF-8 locale whatever the machine's: Java decodes argv (the phone has an é) by it.
+        env: { ...process.env, LC_ALL: 'C.UTF-8', ...options.env },
+      },
+      (error, stdout, stderr) => {
+        const ms = Date.now() - started;
+        if (error) {
+          const tail = (s: string): string => (s.length > 6000 ? `...${s.slice(-6000)}` : s);
+          reject(new Error(`${file} ${args.join(' ')} failed (${error.message.split('\n')[0]})\n--- stdout\n${tail(stdout)}\n--- stderr\n${tail(stderr)}`));
+        } else resolve({ stdout, stderr, ms });
+      },
+    );
+  });
+}
+
+/** The JSON report a client printed as its last line of output. */
+export function parseReport(stdout: string): unknown {
+  const last = stdout.trimEnd().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(last);
+  } catch {
+    assert.fail(`the client did not end with a JSON report; its output was:\n${stdout}`);
+  }
+}
+
+/** A source file of an external client, read from the repository (tsc copies none of them). */
+export function clientSource(tool: string, ...parts: string[]): string {
+  return fixture('clients', tool, ...parts);
+}
+
+/** A fresh folder for generated code, outside the repository; the caller removes it. */
+export function buildFolder(tool: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), `sis-${tool}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { HttpBindingError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
+import { HttpBindingError, InvalidArgumentError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Operation, Service } from '../operations/index.js';
@@ -152,12 +152,17 @@ export class Dispatcher {
     return { binding, operation: op.name, reply: httpReply(routes.writers.get(op)!, result.value) };
   }
 
+  /** Runs the operation. Refused arguments are the caller's to fix; anything else is logged. */
   private async invoke(
     call: Call,
-  ): Promise<{ value: Awaited<ReturnType<Operation['run']>>; error?: undefined } | { error: OperationFailedError; cause: unknown }> {
+  ): Promise<
+    | { value: Awaited<ReturnType<Operation['run']>>; error?: undefined }
+    | { error: OperationFailedError | InvalidArgumentError; cause?: unknown }
+  > {
     try {
       return { value: await call.op.run(call.args, this.context) };
     } catch (cause) {
+      if (cause instanceof InvalidArgumentError) return { error: cause };
       const error = cause instanceof OperationFailedError ? cause : new OperationFailedError(OPERATION_FAILED, { cause });
       return { error, cause };
     }

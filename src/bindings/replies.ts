@@ -1,5 +1,6 @@
 import {
   HttpBindingError,
+  InvalidArgumentError,
   OperationFailedError,
   PageError,
   RequestTooLargeError,
@@ -39,6 +40,9 @@ export function soapErrorReply(version: SoapVersion, err: ServiceError): Reply {
   if (err instanceof SoapFaultError) {
     return { status: 500, contentType: version.contentType, body: version.fault(err.faultCode, err.message), invoked: err.invoked };
   }
+  if (err instanceof InvalidArgumentError) {
+    return { status: 500, contentType: version.contentType, body: version.fault('Client', err.message), invoked: true };
+  }
   if (err instanceof RequestTooLargeError) {
     const msg = `There was an exception running the extensions specified in the config file. ---> ${err.message}`;
     return { status: 500, contentType: version.contentType, body: version.fault('Server', msg), invoked: false };
@@ -70,7 +74,7 @@ export function httpErrorReply(err: ServiceError): Reply {
   const text =
     err instanceof HttpBindingError
       ? err.message
-      : err instanceof OperationFailedError || err instanceof RequestTooLargeError
+      : err instanceof OperationFailedError || err instanceof RequestTooLargeError || err instanceof InvalidArgumentError
         ? escapeHtml(err.message)
         : 'An internal error occurred.';
   return { status: 500, contentType: 'text/plain; charset=utf-8', body: `${text}\r\n`, invoked: err.invoked };

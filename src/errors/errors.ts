@@ -95,6 +95,29 @@ export class OperationFailedError extends ServiceError {
   }
 }
 
+/**
+ * The operation refused its arguments (a malformed phone, too many codes). The caller must change
+ * the request: SOAP answers a `soap:Client` fault with this message as it stands (as a method
+ * throwing a client SoapException does), GET/POST a 500 text/plain.
+ */
+export class InvalidArgumentError extends ServiceError {
+  readonly code: string = 'ERR_INVALID_ARGUMENT';
+  override readonly invoked = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidArgumentError';
+  }
+}
+
+/** Too many requests of one kind (e.g. codes for one phone in an hour): a client fault too. */
+export class QuotaExceededError extends InvalidArgumentError {
+  override readonly code = 'ERR_QUOTA_EXCEEDED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'QuotaExceededError';
+  }
+}
+
 /** The message chain a remote ASMX caller sees for a failed operation. */
 export const UNABLE_TO_PROCESS = 'Server was unable to process request.';
 export const UNABLE_TO_READ = 'Server was unable to read request.';

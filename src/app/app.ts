@@ -1,11 +1,21 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
 import { createHttpServer } from '../http/server.js';
+import type { ServerState } from '../http/server.js';
 import type { Logger } from '../http/logger.js';
 import { services } from '../operations/index.js';
+import { CountedStore } from '../ops/counted-store.js';
+import { Drainer } from '../ops/drain.js';
+import { Gate } from '../ops/gate.js';
+import { createMetrics } from '../ops/metrics.js';
+import { OpsEndpoints } from '../ops/ops-endpoints.js';
+import type { MetricsText } from '../ops/ops-endpoints.js';
+import { createRateLimiter } from '../ops/rate-limit.js';
+import { parseDatabaseUrl } from '../store/database-url.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -14,45 +24,94 @@ import type { Store } from '../store/store.js';
 export interface App {
   readonly server: Server;
   readonly store: Store;
-  /** The address it listens on (`http://127.0.0.1:PORT`). */
+  /** The address it listens on (`http://127.0.0.1:PORT`, or https). */
   readonly url: string;
-  close(): Promise<void>;
+  /** This process's metrics. */
+  readonly registry: Registry;
+  /** Refuses new connections; requests on open ones are answered as usual (first step of a cluster's stop). */
+  stopListening(): void;
+  /**
+   * Stops gracefully: no new connections, every request received is answered, idle
+   * connections close after the grace period; then the store closes. Resolves true when no
+   * request had to be cut at the shutdown time-out.
+   */
+  close(): Promise<boolean>;
+}
+
+export interface AppOptions {
+  /** A store to use instead of opening SIS_DATABASE_URL (tests). */
+  readonly store?: Store;
+  /** Given this process's registry, where /metrics comes from (a cluster worker asks its primary). */
+  readonly metricsSource?: (registry: Registry) => () => Promise<MetricsText>;
 }
 
 /**
  * Wires the pieces in the order a request meets them: store, operations' context, dispatcher,
- * HTTP server. The first start on an empty database loads the demo data (unless disabled).
+ * gate, HTTP server. The first start on an empty database loads the demo data (unless disabled).
  */
-export async function startApp(config: Config, log: Logger, options: { store?: Store } = {}): Promise<App> {
-  const store = options.store ?? (await openStore(config.databaseUrl));
+export async function startApp(config: Config, log: Logger, options: AppOptions = {}): Promise<App> {
+  const ownStore = options.store === undefined;
+  const store =
+    options.store ??
+    (await openStore(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
+    }));
   if (config.demoData && (await store.isEmpty())) {
     const report = await store.importDataset(DEMO_DATASET);
     log.info(report, 'empty database: demo data loaded');
   }
-  const dispatcher = new Dispatcher(services, config, { store, now: () => new Date() }, new MetadataEndpoint(config.namespace));
-  const server = createHttpServer(config, dispatcher, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const counted = new CountedStore(store);
+  const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
+  const { registry, requests } = createMetrics(services, {
+    dbCallsInFlight: () => counted.inFlight,
+    ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
   });
+  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, log);
+  const gate = new Gate(
+    config,
+    limiter,
+    services.map((s) => s.name),
+  );
+  const state: ServerState = { draining: false };
+  const metrics =
+    options.metricsSource?.(registry) ?? (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
+  const ops = new OpsEndpoints({ store, log, draining: () => state.draining, metrics });
+  const dispatcher = new Dispatcher(services, config, { store: counted, now: () => new Date() }, new MetadataEndpoint(config.namespace));
+  const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await gate.close();
+    if (ownStore) await store.close();
+    throw err;
+  }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '127.0.0.1' : host}:${addr.port}`;
-  let closing: Promise<void> | undefined;
+  const shown = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+  const url = `${config.tls === null ? 'http' : 'https'}://${shown}:${addr.port}`;
+  const drainer = new Drainer(server, state);
+  let closing: Promise<boolean> | undefined;
   return {
     server,
     store,
     url,
+    registry,
+    stopListening() {
+      void drainer.stopListening();
+    },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        const clean = await drainer.drain({ graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs }, log);
+        await gate.close();
         await store.close();
+        return clean;
       })();
       return closing;
     },

@@ -1,21 +1,52 @@
+import cluster from 'node:cluster';
 import { startApp } from '../app/app.js';
 import { ConfigError, loadConfig } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import { createLogger } from '../http/logger.js';
+import type { Logger } from '../http/logger.js';
+import { processSignals, runPrimary, workerMetrics, workerStop } from '../ops/cluster.js';
+import { parseWorkers } from '../ops/parse-settings.js';
+import { redactDatabaseUrl } from '../store/database-url.js';
 import type { Command } from './command.js';
+
+const USAGE = `Usage: sis serve [--workers N|auto]
+
+Runs the Student Information Web Service on HOST:PORT (default 0.0.0.0:8080) with the database
+named by SIS_DATABASE_URL (default sqlite:./data/sis.db, created and migrated on start).
+Every setting is an environment variable (or a line of the SIS_CONFIG_FILE file):
+see docs/operations.md.
+
+Options:
+  --workers N   worker processes sharing the port (default SIS_WORKERS, 1); auto = one per core
+  -h, --help    show this help
+
+Health: GET /healthz, /readyz; metrics: GET /metrics.
+Stops gracefully on SIGTERM or SIGINT: every request received is answered first.
+Exit status: 0 stopped cleanly, 1 failed to start or requests cut at shutdown, 2 usage error.`;
 
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the web service (the default command)',
-  usage: `Usage: sis serve
-
-Runs the Student Information Web Service on HOST:PORT (default 0.0.0.0:8080) with the database
-named by SIS_DATABASE_URL (default sqlite:./data/sis.db, created and migrated on start).
-Every setting is an environment variable: see the README's configuration table.
-Stops gracefully on SIGTERM or SIGINT.`,
-  async run(_args, env) {
-    let config;
+  usage: USAGE,
+  async run(args, env) {
+    let workersFlag: string | undefined;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!;
+      if (arg === '--workers' && i + 1 < args.length) workersFlag = args[++i];
+      else if (arg.startsWith('--workers=')) workersFlag = arg.slice('--workers='.length);
+      else {
+        process.stderr.write(`sis serve: unknown argument ${arg}\n\n${USAGE}\n`);
+        return 2;
+      }
+    }
+    let config: Config;
     try {
       config = loadConfig(env);
+      if (workersFlag !== undefined) {
+        const parsed = parseWorkers(workersFlag);
+        if ('problem' in parsed) throw new ConfigError([`--workers ${JSON.stringify(workersFlag)}: ${parsed.problem}`]);
+        config = { ...config, workers: parsed.value };
+      }
     } catch (err) {
       if (err instanceof ConfigError) {
         process.stderr.write(`${err.message}\n`);
@@ -23,18 +54,33 @@ Stops gracefully on SIGTERM or SIGINT.`,
       }
       throw err;
     }
-    const log = createLogger(config.logLevel);
-    const app = await startApp(config, log);
-    log.info({ url: app.url, database: config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@') }, 'listening');
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string): void => {
-        log.info({ signal }, 'shutting down');
-        void app.close().then(resolve);
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-    });
-    log.info('stopped');
-    return 0;
+    const worker = cluster.isWorker ? { worker: cluster.worker?.id } : {};
+    const log = createLogger(config.logLevel, process.stdout, { format: config.logFormat, base: worker });
+    try {
+      if (cluster.isPrimary && config.workers > 1) return exitSoon(await runPrimary(config, log, config.workers, processSignals));
+      return exitSoon(await serve(config, log));
+    } catch (err) {
+      log.fatal({ err }, 'could not start');
+      return exitSoon(1);
+    }
   },
 };
+
+/** One process (alone, or as a cluster worker): listen until a stop signal, then drain. */
+async function serve(config: Config, log: Logger): Promise<number> {
+  const app = await startApp(config, log, cluster.isWorker ? { metricsSource: workerMetrics } : {});
+  log.info({ url: app.url, database: redactDatabaseUrl(config.databaseUrl), pid: process.pid }, 'listening');
+  const signal = cluster.isWorker
+    ? await workerStop(() => app.stopListening())
+    : await new Promise<string>((resolve) => processSignals.once(resolve));
+  log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining requests');
+  const clean = await app.close();
+  log.info({ clean }, 'stopped');
+  return clean ? 0 : 1;
+}
+
+/** The exit code, and an exit a moment later should a forgotten handle keep the process alive. */
+function exitSoon(code: number): number {
+  setTimeout(() => process.exit(code), 1000).unref();
+  return code;
+}

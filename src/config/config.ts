@@ -1,7 +1,18 @@
 /**
- * Configuration from the environment, validated once at start. Every wrong value is reported with
- * its name and what is expected, all at once, so an operator fixes them in one go.
+ * Configuration from the environment (and SIS_CONFIG_FILE under it), validated once at start.
+ * Every wrong value is reported with its name and what is expected, all at once, so an operator
+ * fixes them in one go. docs/operations.md lists every setting (src/ops/settings.ts).
  */
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import { isIP } from 'node:net';
+import { services } from '../operations/index.js';
+import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
+import { mergeConfigFile } from '../ops/config-file.js';
+import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from '../ops/parse-settings.js';
+import type { Parsed, RateLimit } from '../ops/parse-settings.js';
+
+export type { RateLimit };
 
 export interface Config {
   readonly port: number;
@@ -27,6 +38,32 @@ export interface Config {
   /** Who sees the help page test form: local callers only (as .NET), everyone, or no one. */
   readonly helpTestForm: 'local' | 'all' | 'off';
   readonly logLevel: string;
+  /** json, pretty, or auto (pretty when stdout is a terminal). */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
+  /** PostgreSQL pool size per process. */
+  readonly databasePoolSize: number;
+  /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
+  readonly shutdownGraceMs: number;
+  /** On shutdown: the longest wait for requests in progress before connections are cut. */
+  readonly shutdownTimeoutMs: number;
+  /** Worker processes (`auto` already resolved to the core count). */
+  readonly workers: number;
+  /** Adds X-Sis-Worker-Pid to answers (to see which process served a request). */
+  readonly debugHeaders: boolean;
+  /** SHA-256 digests of the accepted API keys; empty = no key required. */
+  readonly apiKeys: readonly Buffer[];
+  /** Service files that require a key; null = all. */
+  readonly apiKeyServices: readonly string[] | null;
+  readonly authRealm: string;
+  /** Allowed client blocks (`addr/prefix`); empty = everyone. */
+  readonly allowFrom: readonly string[];
+  /** Service files the allow-list applies to; null = all. */
+  readonly allowFromServices: readonly string[] | null;
+  /** Requests per client address and window; null = unlimited. */
+  readonly rateLimit: RateLimit | null;
+  readonly redisUrl: string | null;
+  /** PEM certificate and key: the server speaks HTTPS. */
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/sis.db';
@@ -41,8 +78,10 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
+export function loadConfig(processEnv: Env = process.env): Config {
+  const merged = mergeConfigFile(processEnv);
+  const env = merged.env;
+  const problems: string[] = [...merged.problems];
   const str = (name: string, fallback: string): string => {
     const v = env[name];
     return v === undefined || v === '' ? fallback : v;
@@ -101,11 +140,39 @@ export function loadConfig(env: Env = process.env): Config {
     .map((s) => s.trim())
     .filter((s) => s !== '');
 
+  const parsed = <T>(name: string, fallback: T, parse: (raw: string) => Parsed<T>): T => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const result = parse(raw);
+    if ('problem' in result) {
+      // API keys may be pasted in clear by mistake: never echo them.
+      problems.push(name === 'SIS_API_KEYS' ? `${name}: ${result.problem}` : `${name}=${JSON.stringify(raw)}: ${result.problem}`);
+      return fallback;
+    }
+    return result.value;
+  };
+  const serviceNames = services.map((s) => s.name);
+  const databaseUrl = str('SIS_DATABASE_URL', DEFAULT_DATABASE_URL);
+  try {
+    parseDatabaseUrl(databaseUrl);
+  } catch (error) {
+    if (!(error instanceof DatabaseUrlError)) throw error;
+    problems.push(`SIS_DATABASE_URL: ${error.message}`); // the message shows the URL without its password
+  }
+  const host = str('HOST', '0.0.0.0');
+  if (isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) {
+    problems.push(`HOST=${JSON.stringify(host)}: expected an IP address or a host name`);
+  }
+  const redisUrl = str('SIS_REDIS_URL', '');
+  if (redisUrl !== '' && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    problems.push(`SIS_REDIS_URL=${JSON.stringify(redisUrl.replace(/\/\/[^@/]*@/, '//***@'))}: expected redis://[user:password@]host[:port][/db] or rediss://…`);
+  }
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
-    host: str('HOST', '0.0.0.0'),
+    host,
     namespace,
-    databaseUrl: str('SIS_DATABASE_URL', DEFAULT_DATABASE_URL),
+    databaseUrl,
     basePath,
     publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
     trustedProxies,
@@ -118,7 +185,53 @@ export function loadConfig(env: Env = process.env): Config {
     demoData: bool('SIS_DEMO_DATA', true),
     helpTestForm: oneOf('SIS_HELP_TEST_FORM', 'local', ['local', 'all', 'off'] as const),
     logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    logFormat: oneOf('SIS_LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
+    databasePoolSize: int('SIS_DATABASE_POOL_SIZE', 10, 1, 1000),
+    shutdownGraceMs: int('SIS_SHUTDOWN_GRACE_MS', 5_000, 0, 3_600_000),
+    shutdownTimeoutMs: int('SIS_SHUTDOWN_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    workers: parsed('SIS_WORKERS', 1, parseWorkers),
+    debugHeaders: bool('SIS_DEBUG_HEADERS', false),
+    apiKeys: parsed('SIS_API_KEYS', [], parseApiKeys),
+    apiKeyServices: parsed('SIS_API_KEY_SERVICES', null, (raw) => parseServiceList(raw, serviceNames)),
+    authRealm: str('SIS_AUTH_REALM', 'Student Information'),
+    allowFrom: parsed('SIS_ALLOW_FROM', [], parseCidrList),
+    allowFromServices: parsed('SIS_ALLOW_FROM_SERVICES', null, (raw) => parseServiceList(raw, serviceNames)),
+    rateLimit: parsed('SIS_RATE_LIMIT', null, parseRateLimit),
+    redisUrl: redisUrl === '' ? null : redisUrl,
+    tls: loadTls(env['SIS_TLS_CERT'], env['SIS_TLS_KEY'], problems),
   };
+  if (/["\\\r\n]/.test(config.authRealm)) {
+    problems.push(`SIS_AUTH_REALM=${JSON.stringify(config.authRealm)}: expected text without quotes, backslashes or line breaks`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */
+function loadTls(certPath: string | undefined, keyPath: string | undefined, problems: string[]): Config['tls'] {
+  const hasCert = certPath !== undefined && certPath !== '';
+  const hasKey = keyPath !== undefined && keyPath !== '';
+  if (!hasCert && !hasKey) return null;
+  if (!hasCert || !hasKey) {
+    problems.push(`${hasCert ? 'SIS_TLS_KEY' : 'SIS_TLS_CERT'}: required when ${hasCert ? 'SIS_TLS_CERT' : 'SIS_TLS_KEY'} is set`);
+    return null;
+  }
+  const read = (name: string, path: string): Buffer | null => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      problems.push(`${name}=${JSON.stringify(path)}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      return null;
+    }
+  };
+  const cert = read('SIS_TLS_CERT', certPath);
+  const key = read('SIS_TLS_KEY', keyPath);
+  if (cert === null || key === null) return null;
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    problems.push(`SIS_TLS_CERT/SIS_TLS_KEY: not a usable PEM certificate and matching key (${(error as Error).message})`);
+    return null;
+  }
+  return { cert, key };
 }

@@ -50,3 +50,25 @@ function isTrustedProxy(address: string | undefined, trusted: readonly string[])
 export function isLocalAddress(address: string | undefined): boolean {
   return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1' || (address?.startsWith('127.') ?? false);
 }
+
+/**
+ * The client's address for access rules and rate limits: the peer, or, when the peer is a
+ * trusted proxy, the nearest X-Forwarded-For entry that is not one (entries a client wrote
+ * itself sit further left and are not believed).
+ */
+export function clientAddress(req: IncomingMessage, config: Config): string {
+  const peer = plainAddress(req.socket.remoteAddress ?? '');
+  if (!isTrustedProxy(peer, config.trustedProxies)) return peer;
+  const header = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = plainAddress(hops[i]!.trim());
+    if (hop !== '' && !isTrustedProxy(hop, config.trustedProxies)) return hop;
+  }
+  return peer;
+}
+
+/** `::ffff:10.0.0.1` is 10.0.0.1: one client, one address, whichever socket family it came on. */
+function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}

@@ -44,6 +44,8 @@ export async function startTestServer(
     SIS_DATABASE_URL: `sqlite:${databaseFile}`,
     SIS_DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
+    // Tests close servers whose clients keep idle connections: no need to wait for them.
+    SIS_SHUTDOWN_GRACE_MS: '0',
     ...options.env,
   });
   const app = await startApp(config, createLogger(config.logLevel, options.logDestination), options.store ? { store: options.store } : {});

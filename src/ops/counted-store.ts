@@ -1,0 +1,48 @@
+import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from '../store/store.js';
+
+/**
+ * A Store that counts its calls in progress, for the `sis_db_calls_in_flight` gauge: the store
+ * does not expose its pool, and calls in progress are what the pool is busy with.
+ */
+export class CountedStore implements Store {
+  inFlight = 0;
+
+  constructor(private readonly inner: Store) {}
+
+  private async count<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    try {
+      return await call();
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
+    return this.count(() => this.inner.studentsOfSchool(schoolBaseUrl, showActive));
+  }
+
+  deviceToken(id: string): Promise<string | null> {
+    return this.count(() => this.inner.deviceToken(id));
+  }
+
+  recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
+    return this.count(() => this.inner.recordAuthCode(code, phone, at));
+  }
+
+  importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport> {
+    return this.count(() => this.inner.importDataset(dataset, options));
+  }
+
+  isEmpty(): Promise<boolean> {
+    return this.inner.isEmpty();
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Prometheus metrics. The request counter and histogram are kept in plain numbers behind nested
+ * maps keyed by the outcome's (interned) strings, and handed to prom-client only when scraped:
+ * prom-client's own label children hash their labels into a new string on every call, and the
+ * hot path should not allocate for a metric.
+ */
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Metric } from 'prom-client';
+import type { Service } from '../operations/index.js';
+
+export const BINDINGS = ['soap11', 'soap12', 'httpget', 'httppost'] as const;
+
+/** Seconds; finer at the low end, where this service's answers are. */
+export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+interface Series {
+  readonly service: string;
+  readonly operation: string;
+  readonly binding: string;
+  /** status -> requests */
+  readonly statuses: Map<number, number>;
+  /** Requests per bucket, not cumulative; the last slot is +Inf. */
+  readonly buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+type Labels = Record<string, string | number>;
+interface Value {
+  labels: Labels;
+  value: number;
+  metricName?: string;
+}
+
+/** The request counter and duration histogram over one set of series. */
+export class RequestMetrics {
+  private readonly tree = new Map<string, Map<string, Map<string, Series>>>();
+  private readonly all: Series[] = [];
+  inFlight = 0;
+
+  /** Creates the series of every service × operation × binding now, so requests find them ready. */
+  constructor(services: readonly Service[] = []) {
+    for (const s of services) for (const op of s.operations) for (const b of BINDINGS) this.series(s.name, op.name, b);
+  }
+
+  observe(service: string | undefined, operation: string | undefined, binding: string | undefined, status: number, seconds: number): void {
+    const s = this.tree.get(service ?? '')?.get(operation ?? '')?.get(binding ?? '') ?? this.series(service ?? '', operation ?? '', binding ?? '');
+    s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    s.buckets[i]!++;
+    s.sum += seconds;
+    s.count++;
+  }
+
+  private series(service: string, operation: string, binding: string): Series {
+    let ops = this.tree.get(service);
+    if (ops === undefined) this.tree.set(service, (ops = new Map()));
+    let bindings = ops.get(operation);
+    if (bindings === undefined) ops.set(operation, (bindings = new Map()));
+    let s = bindings.get(binding);
+    if (s === undefined) {
+      s = { service, operation, binding, statuses: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
+      bindings.set(binding, s);
+      this.all.push(s);
+    }
+    return s;
+  }
+
+  /** The counter in prom-client's metric shape (series never used are left out). */
+  counterValues(): Value[] {
+    const values: Value[] = [];
+    for (const s of this.all) {
+      for (const [status, n] of s.statuses) {
+        values.push({ labels: { service: s.service, operation: s.operation, binding: s.binding, status }, value: n });
+      }
+    }
+    return values;
+  }
+
+  histogramValues(name: string): Value[] {
+    const values: Value[] = [];
+    for (const s of this.all) {
+      if (s.count === 0) continue;
+      const labels = { service: s.service, operation: s.operation, binding: s.binding };
+      let cumulative = 0;
+      DURATION_BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` });
+      });
+      values.push({ labels: { ...labels, le: '+Inf' }, value: s.count, metricName: `${name}_bucket` });
+      values.push({ labels, value: s.sum, metricName: `${name}_sum` });
+      values.push({ labels, value: s.count, metricName: `${name}_count` });
+    }
+    return values;
+  }
+}
+
+export interface MetricsOptions {
+  /** Database calls in progress right now. */
+  readonly dbCallsInFlight?: () => number;
+  /** The PostgreSQL pool's size, when there is a pool. */
+  readonly dbPoolMax?: number;
+}
+
+/** A registry with the request metrics, database gauges and Node's default metrics. */
+export function createMetrics(services: readonly Service[], options: MetricsOptions = {}): { registry: Registry; requests: RequestMetrics } {
+  const registry = new Registry();
+  const requests = new RequestMetrics(services);
+  registry.registerMetric(
+    custom({
+      name: 'sis_requests_total',
+      help: 'Requests answered, by service file, operation, binding and HTTP status.',
+      type: 'counter',
+      values: () => requests.counterValues(),
+    }),
+  );
+  registry.registerMetric(
+    custom({
+      name: 'sis_request_duration_seconds',
+      help: 'Time from a request’s arrival to its answer being written, by service file, operation and binding.',
+      type: 'histogram',
+      values: () => requests.histogramValues('sis_request_duration_seconds'),
+    }),
+  );
+  new Gauge({
+    name: 'sis_requests_in_flight',
+    help: 'Requests received and not yet answered.',
+    registers: [registry],
+    collect() {
+      this.set(requests.inFlight);
+    },
+  });
+  const inFlight = options.dbCallsInFlight;
+  if (inFlight !== undefined) {
+    new Gauge({
+      name: 'sis_db_calls_in_flight',
+      help: 'Database calls in progress (with PostgreSQL: connections in use, or waited for beyond the pool size).',
+      registers: [registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
+  }
+  if (options.dbPoolMax !== undefined) {
+    const max = new Gauge({ name: 'sis_db_pool_max_connections', help: 'Size of the PostgreSQL connection pool.', registers: [registry] });
+    max.set(options.dbPoolMax);
+  }
+  collectDefaultMetrics({ register: registry });
+  return { registry, requests };
+}
+
+/** A metric whose values are computed at scrape time; prom-client only calls `get()` on it. */
+function custom(spec: { name: string; help: string; type: 'counter' | 'histogram'; values: () => Value[] }): Metric {
+  const metric = {
+    name: spec.name,
+    help: spec.help,
+    type: spec.type,
+    aggregator: 'sum',
+    get: async () => ({ name: spec.name, help: spec.help, type: spec.type, aggregator: 'sum', values: spec.values() }),
+  };
+  return metric as unknown as Metric;
+}

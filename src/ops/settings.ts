@@ -1,0 +1,47 @@
+/**
+ * Every setting the service reads, with its default and meaning: the one list that
+ * docs/operations.md, the config file's key check and the tests agree on.
+ */
+export interface SettingInfo {
+  readonly name: string;
+  /** The default as an operator would write it ("" = unset). */
+  readonly default: string;
+  readonly meaning: string;
+}
+
+export const SETTINGS: readonly SettingInfo[] = [
+  { name: 'SIS_CONFIG_FILE', default: '', meaning: 'JSON or .env-style file of settings; environment variables override it' },
+  { name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port)' },
+  { name: 'HOST', default: '0.0.0.0', meaning: 'address to listen on' },
+  { name: 'SIS_NAMESPACE', default: 'http://tempuri.org/', meaning: 'service namespace of elements and SOAPAction values' },
+  { name: 'SIS_DATABASE_URL', default: 'sqlite:./data/sis.db', meaning: 'database: sqlite:PATH or postgres://…' },
+  { name: 'SIS_DATABASE_POOL_SIZE', default: '10', meaning: 'PostgreSQL connections per process' },
+  { name: 'SIS_BASE_PATH', default: '/', meaning: 'path the .asmx files are mounted under' },
+  { name: 'SIS_PUBLIC_URL', default: '', meaning: 'public base URL used in WSDL and disco addresses' },
+  { name: 'SIS_TRUSTED_PROXIES', default: '', meaning: 'proxy addresses whose X-Forwarded-* headers are believed' },
+  { name: 'SIS_MAX_BODY_BYTES', default: '4194304', meaning: 'largest request body' },
+  { name: 'SIS_MAX_XML_DEPTH', default: '64', meaning: 'deepest element nesting in a SOAP request' },
+  { name: 'SIS_MAX_FORM_FIELDS', default: '1000', meaning: 'most fields in a query string or form' },
+  { name: 'SIS_REQUEST_TIMEOUT_MS', default: '30000', meaning: 'time allowed to receive a whole request' },
+  { name: 'SIS_HEADERS_TIMEOUT_MS', default: '10000', meaning: 'time allowed to receive the request headers' },
+  { name: 'SIS_KEEP_ALIVE_TIMEOUT_MS', default: '5000', meaning: 'idle keep-alive connections are closed after this' },
+  { name: 'SIS_DEMO_DATA', default: 'true', meaning: 'load demo data on the first start of an empty database' },
+  { name: 'SIS_HELP_TEST_FORM', default: 'local', meaning: 'help page test form for: local, all or off' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
+  { name: 'SIS_LOG_FORMAT', default: 'auto', meaning: 'json, pretty, or auto (pretty when stdout is a terminal)' },
+  { name: 'SIS_SHUTDOWN_GRACE_MS', default: '5000', meaning: 'on SIGTERM, how long idle keep-alive connections stay open' },
+  { name: 'SIS_SHUTDOWN_TIMEOUT_MS', default: '30000', meaning: 'on SIGTERM, longest wait for requests to finish' },
+  { name: 'SIS_WORKERS', default: '1', meaning: 'worker processes: a number or auto (one per core); --workers wins' },
+  { name: 'SIS_DEBUG_HEADERS', default: 'false', meaning: 'add X-Sis-Worker-Pid to every answer' },
+  { name: 'SIS_API_KEYS', default: '', meaning: 'hashed API keys (sha256:HEX,…); set = a key is required' },
+  { name: 'SIS_API_KEY_SERVICES', default: '*', meaning: 'service files that require a key (* = all)' },
+  { name: 'SIS_AUTH_REALM', default: 'Student Information', meaning: 'realm named in WWW-Authenticate' },
+  { name: 'SIS_ALLOW_FROM', default: '', meaning: 'client address allow-list (CIDR, IPv4/IPv6); set = others get 403' },
+  { name: 'SIS_ALLOW_FROM_SERVICES', default: '*', meaning: 'service files the allow-list applies to (* = all)' },
+  { name: 'SIS_RATE_LIMIT', default: '', meaning: 'requests per client address and window, e.g. 100/1s, 6000/1m' },
+  { name: 'SIS_REDIS_URL', default: '', meaning: 'Redis shared by instances for rate limits (redis://…)' },
+  { name: 'SIS_TLS_CERT', default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
+  { name: 'SIS_TLS_KEY', default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
+];
+
+export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

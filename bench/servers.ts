@@ -1,0 +1,89 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FixedAnswer } from './ceiling-server.js';
+import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from './processes.js';
+import type { Child } from './processes.js';
+import type { Scenario, TargetName } from './scenarios.js';
+import { pathFor } from './scenarios.js';
+
+/** The .asmx files whose WSDL node-soap serves. */
+export const SERVICES = ['PushNotificationMobile', 'NotificationNotes', 'AuthCodeSending'] as const;
+
+export interface Server {
+  readonly target: TargetName;
+  readonly child: Child;
+  /** `http://127.0.0.1:PORT` */
+  readonly base: string;
+}
+
+const dbUrl = (file: string): string => `sqlite:${file}`;
+
+/** Loads a dataset into a fresh SQLite file with our own import command. */
+export async function importDataset(datasetFile: string, dbFile: string): Promise<void> {
+  await runChild(nodeCommand(null, [CLI, 'import', datasetFile, '--replace']), {
+    ...process.env,
+    SIS_DATABASE_URL: dbUrl(dbFile),
+    LOG_LEVEL: 'silent',
+  });
+}
+
+/** Our service, started as operators do: `sis serve`, configured by the environment. */
+export async function startOurs(core: string | null, dbFile: string, nodeFlags: readonly string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = startChild('ours', nodeCommand(core, [...nodeFlags, CLI, 'serve']), {
+    ...process.env,
+    SIS_DATABASE_URL: dbUrl(dbFile),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SIS_DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    SIS_WORKERS: '1',
+    // Stopping between runs need not wait for idle keep-alive connections.
+    SIS_SHUTDOWN_GRACE_MS: '0',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`);
+  return { target: 'ours', child, base };
+}
+
+/** Fetches our WSDL documents, which node-soap then serves. */
+export async function fetchWsdl(ours: Server, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  for (const name of SERVICES) {
+    const res = await fetch(`${ours.base}/${name}.asmx?WSDL`);
+    if (!res.ok) throw new Error(`WSDL of ${name}: HTTP ${res.status}`);
+    writeFileSync(join(dir, `${name}.wsdl`), await res.text());
+  }
+}
+
+export async function startPeer(core: string | null, dbFile: string, wsdlDir: string, nodeFlags: readonly string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = startChild('node-soap', nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'peer-server.js'), wsdlDir, ...SERVICES]), {
+    ...process.env,
+    SIS_DATABASE_URL: dbUrl(dbFile),
+    PORT: String(port),
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?wsdl`);
+  return { target: 'node-soap', child, base };
+}
+
+export async function startCeiling(
+  core: string | null,
+  scenarios: readonly Scenario[],
+  work: string,
+  nodeFlags: readonly string[] = [],
+): Promise<Server> {
+  const table: Record<string, FixedAnswer> = {};
+  for (const s of scenarios) table[pathFor(s, 'ceiling')] = s.expected;
+  const file = join(work, 'ceiling-answers.json');
+  writeFileSync(file, JSON.stringify(table));
+  const port = await freePort();
+  const child = startChild('ceiling', nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'ceiling-server.js'), file]), {
+    ...process.env,
+    PORT: String(port),
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${base}/`);
+  return { target: 'ceiling', child, base };
+}

@@ -1,6 +1,7 @@
 import { SaxesParser } from 'saxes';
 import type { SaxesTagNS } from 'saxes';
 import { XmlReadError } from '../errors/errors.js';
+import { scanEnvelope } from './envelope-scanner.js';
 import { XSI_NS } from './namespaces.js';
 
 /** The text of one child of the operation element, with what ASMX's reader would need of it. */
@@ -52,6 +53,11 @@ interface Pending {
  * attribute counts are capped so a hostile document costs bounded work.
  */
 export function readEnvelope(xml: string, paramNamespace: string, limits: EnvelopeLimits): Envelope {
+  return scanEnvelope(xml, paramNamespace) ?? readEnvelopeFully(xml, paramNamespace, limits);
+}
+
+/** The complete reader: any document, every error with .NET's wording where we know it. */
+export function readEnvelopeFully(xml: string, paramNamespace: string, limits: EnvelopeLimits): Envelope {
   const parser = new SaxesParser({ xmlns: true, position: true });
   let root: Envelope['root'] = null;
   let bodyElement: Envelope['bodyElement'];

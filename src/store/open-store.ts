@@ -1,35 +1,52 @@
 /**
  * Opens the store named by a database URL: builds the Kysely dialect, prepares the connection
- * (SQLite: WAL and a busy timeout; PostgreSQL: pool, statement timeout, search_path), migrates.
+ * (SQLite: WAL and a busy timeout; PostgreSQL: pool, time-outs, search_path), migrates.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { parseDatabaseUrl } from './database-url.js';
-import { migrate } from './migrations.js';
-import type { Database } from './schema.js';
+import { reuseStatements } from './statement-cache.js';
+import { migrate, MigrationError, requireUpToDate } from './migrations.js';
+import type { Database, DialectName } from './schema.js';
 import { SqlStore } from './sql-store.js';
-import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
   /** PostgreSQL connections in the pool (default 10). */
   readonly poolSize?: number;
-  /** PostgreSQL: longest a statement may run. SQLite: longest a statement waits for a lock (default 5000). */
+  /** PostgreSQL: longest a statement may run (0: no limit). SQLite: longest a statement waits for a lock (default 5000). */
   readonly statementTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a new connection (default 10000), so a silent network fails requests instead of hanging them. */
+  readonly connectTimeoutMs?: number;
+  /** PostgreSQL application_name, shown in pg_stat_activity (default "sis"; an application_name in the URL wins). */
+  readonly applicationName?: string;
   /** PostgreSQL schema to use, created if missing; wins over the URL's `?schema=`. */
   readonly schema?: string;
-  /** Errors of idle pooled connections (e.g. the server restarted); the pool replaces them. */
+  /**
+   * Errors of connections nobody is waiting on (the server restarted, a connection was killed). The
+   * pool replaces those connections; this only reports them. Never thrown: they must not crash the process.
+   */
   readonly onBackgroundError?: (error: Error) => void;
+  /**
+   * "apply" (default): create the database and apply missing migrations. "require": change nothing,
+   * refuse a database that does not exist or is not at this program's schema version.
+   */
+  readonly migrations?: 'apply' | 'require';
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<SqlStore> {
   const target = parseDatabaseUrl(databaseUrl);
+  const mode = options.migrations ?? 'apply';
   if (target.dialect === 'sqlite') {
     const memory = target.path === ':memory:';
+    if (!memory && mode === 'require' && !existsSync(target.path)) {
+      throw new MigrationError(`the database file ${target.path} does not exist; run \`sis migrate\` (or start the service) first`);
+    }
     if (!memory) mkdirSync(dirname(resolve(target.path)), { recursive: true });
     const database = new BetterSqlite3(target.path, { timeout: options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     try {
@@ -40,20 +57,27 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       database.close();
       throw error;
     }
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-    return ready(db, new SqlStore(db, { dialect: 'sqlite', lockScope: '' }), null);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
+    return ready(db, 'sqlite', '', null, mode);
   }
 
   const schema = options.schema ?? target.schema;
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: options.poolSize ?? 10,
-    application_name: 'sis',
+    application_name: options.applicationName ?? 'sis',
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    // Finds peers that vanished without closing (a failed-over host) on idle connections too.
+    keepAlive: true,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
   });
   const onError = options.onBackgroundError ?? (() => undefined);
-  // Without a listener an idle client's error would crash the process.
-  pool.on('error', onError);
+  // A connection that dies emits 'error' on its client, idle or checked out. A checked-out client
+  // has no pool listener, so without this one the error would be unhandled and end the process.
+  // (The failed query itself rejects as usual; the pool drops the client when it is released.)
+  pool.on('connect', (client) => client.on('error', onError));
+  // The pool re-emits idle clients' errors, which the listener above has already reported.
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
@@ -62,19 +86,25 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
         schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
     }),
   });
-  return ready(db, new SqlStore(db, { dialect: 'postgres', lockScope: schema ?? '' }), schema);
+  return ready(db, 'postgres', schema ?? '', schema, mode);
 }
 
 function setSearchPath(schema: string): CompiledQuery {
   return CompiledQuery.raw(`set search_path to "${schema.replace(/"/g, '""')}"`);
 }
 
-async function ready(db: Kysely<Database>, store: SqlStore, schema: string | null): Promise<SqlStore> {
+async function ready(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  lockScope: string,
+  schema: string | null,
+  mode: 'apply' | 'require',
+): Promise<SqlStore> {
   try {
-    await migrate(db, { dialect: store.dialect, schema });
-    return store;
+    const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
+    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied });
   } catch (error) {
-    await store.close();
+    await db.destroy();
     throw error;
   }
 }

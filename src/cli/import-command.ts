@@ -1,158 +1,252 @@
 /**
- * `sis import FILE.json [--replace]`: loads a dataset into the configured database, creating and
- * migrating it first if need be. The file is checked as a whole before anything is written.
+ * `sis import FILE`: loads a JSON dataset or a CSV table into the configured database, streamed
+ * (memory stays small whatever the file's size), all or nothing, every problem named by its line.
  */
-import { readFile } from 'node:fs/promises';
-import { loadConfig } from '../config/config.js';
-import { DatasetError, parseDataset, plural } from '../store/dataset.js';
-import { DatabaseUrlError, redactDatabaseUrl } from '../store/database-url.js';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { ImportRejectedError } from '../store/bulk-import.js';
+import type { BulkImportReport } from '../store/bulk-import.js';
+import { checkNullMarker, CsvOptionError, csvSource, DEFAULT_NULL_MARKER } from '../store/csv.js';
+import { MAX_LISTED_PROBLEMS, plural } from '../store/dataset.js';
+import { decodeUtf8, InvalidUtf8Error } from '../store/import-items.js';
+import type { ImportItem, ImportSource } from '../store/import-items.js';
+import { jsonDatasetSource } from '../store/json-stream.js';
 import { openStore } from '../store/open-store.js';
-import type { Dataset, ImportReport } from '../store/store.js';
+import type { TableName } from '../store/record-check.js';
+import type { SqlStore } from '../store/sql-store.js';
+import { optionValue, parseArgs } from './args.js';
+import { withCommandStore } from './cli-store.js';
 import type { Command } from './command.js';
+import { errorMessage, processOutput, usageError } from './output.js';
+import type { CommandOutput } from './output.js';
+import { Progress } from './progress.js';
 
-/** Where a command writes; tests pass their own to read the output. */
-export interface CommandOutput {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
-}
+export type { CommandOutput };
 
-const processOutput: CommandOutput = {
-  stdout: { write: (text) => process.stdout.write(text) },
-  stderr: { write: (text) => process.stderr.write(text) },
-};
+const USAGE = `Usage: sis import [options] FILE
 
-const USAGE = `Usage: sis import FILE.json [--replace]
+Loads students and devices from FILE ("-": standard input) into the database named by
+SIS_DATABASE_URL (default sqlite:./data/sis.db), creating and migrating it if needed.
+The file is streamed: memory stays small whatever its size.
 
-Loads students and devices from a dataset file into the database named by
-SIS_DATABASE_URL (default sqlite:./data/sis.db), creating and migrating the
-database if needed. Records are upserted by key (id_student, id): stored ones
-are updated and keep their order, new ones come after them. The whole file is
-checked first; when anything is wrong every problem is listed and nothing is
-written. The import is one transaction: all or nothing.
+Formats:
+  json  the default: {"students": [...], "devices": [...]}, either member optional; see
+        schema/dataset.schema.json and examples/dataset.json.
+  csv   chosen by --table (which names the file's one table), --format csv or a FILE name
+        ending in .csv. The first row names the columns (students: id_student, fullName,
+        id_device, ShowActive, school_base_url; devices: id, token), in any order; the key
+        is required and a missing column is null. Fields are quoted RFC 4180 style ("" for
+        a quote inside). An unquoted \\N is null (see --null); an empty field is an empty
+        string; a quoted "\\N" is the text \\N. Lines end with LF or CRLF; blank lines are
+        skipped.
+
+Records are upserted by key (id_student, id): stored ones are updated and keep their order,
+new ones come after them in file order. Every problem is reported with its line; if there is
+any, nothing is written: the import is all or nothing (one transaction).
 
 Options:
-  --replace   remove all stored students and devices first (same transaction)
-  -h, --help  show this help
+  --format json|csv          the file's format (default: csv with --table or a .csv name)
+  --table students|devices   the table a CSV file holds (required for CSV)
+  --null TEXT                CSV: the unquoted field that means null (default \\N; --null ''
+                             reads PostgreSQL's CSV default, an unquoted empty field)
+  --replace                  first remove the stored rows of the file's tables (JSON: students
+                             and devices; CSV: its table), in the same transaction
+  --dry-run                  check the file and report every problem; the database is not
+                             opened and nothing is written
+  -h, --help                 show this help
 
-The format: schema/dataset.schema.json; an example: examples/dataset.json.
-Exit status: 0 imported, 1 invalid file or database error, 2 usage error.
+Standard error shows a progress bar when it is a terminal.
+Exit status: 0 imported (with --dry-run: the file is valid), 1 invalid file or database
+error, 2 usage error.
 `;
 
-type Parsed = { help: true } | { help: false; file: string; replace: boolean } | { error: string };
+const SPECS = [
+  { name: 'format', value: true, choices: ['json', 'csv'] },
+  { name: 'table', value: true, choices: ['students', 'devices'] },
+  { name: 'null', value: true },
+  { name: 'replace' },
+  { name: 'dry-run' },
+] as const;
 
-function parseArgs(args: readonly string[]): Parsed {
-  const files: string[] = [];
-  let replace = false;
-  let optionsDone = false;
-  for (const arg of args) {
-    if (optionsDone || arg === '-' || !arg.startsWith('-')) files.push(arg);
-    else if (arg === '--') optionsDone = true;
-    else if (arg === '--help' || arg === '-h') return { help: true };
-    else if (arg === '--replace') replace = true;
-    else return { error: `unknown option ${arg}` };
-  }
-  if (files.length === 0) return { error: 'missing the dataset file' };
-  if (files.length > 1) return { error: `one dataset file expected, got ${files.length}` };
-  return { help: false, file: files[0]!, replace };
+interface Plan {
+  readonly file: string;
+  readonly name: string;
+  readonly format: 'json' | 'csv';
+  readonly table: TableName | null;
+  readonly nullMarker: string;
+  readonly replace: boolean;
+  readonly dryRun: boolean;
 }
 
-export function createImportCommand(output: CommandOutput = processOutput): Command {
-  const out = (line: string): unknown => output.stdout.write(`${line}\n`);
+/** A file that could not be read; its message is complete. */
+class InputError extends Error {}
+
+export function createImportCommand(output: CommandOutput = processOutput, stdin: AsyncIterable<Uint8Array | string> = process.stdin): Command {
   const err = (line: string): unknown => output.stderr.write(`${line}\n`);
 
   return {
     name: 'import',
-    summary: 'load students and devices from a JSON dataset file into the database',
+    summary: 'load students and devices from a JSON dataset or a CSV table (streamed, all or nothing)',
     usage: USAGE,
     async run(args, env) {
-      const parsed = parseArgs(args);
-      if ('error' in parsed) {
-        err(`sis import: ${parsed.error}\n`);
-        output.stderr.write(USAGE);
-        return 2;
-      }
-      if (parsed.help) {
+      const plan = makePlan(args);
+      if ('error' in plan) return usageError(output, 'import', USAGE, plan.error);
+      if ('help' in plan) {
         output.stdout.write(USAGE);
         return 0;
       }
-      const { file, replace } = parsed;
-
-      let databaseUrl: string;
-      try {
-        databaseUrl = loadConfig(env).databaseUrl;
-      } catch (error) {
-        err(`sis import: ${message(error)}`);
-        return 1;
-      }
-
-      let dataset: Dataset;
-      try {
-        dataset = parseDataset(await readText(file), file);
-      } catch (error) {
-        if (!(error instanceof DatasetError)) {
-          err(`sis import: ${message(error)}`);
+      let size: number | null = null;
+      if (plan.file !== '-') {
+        try {
+          const info = await stat(plan.file);
+          if (info.isDirectory()) {
+            err(`sis import: cannot read ${plan.file}: is a directory`);
+            return 1;
+          }
+          size = info.isFile() ? info.size : null; // a pipe has no size: rows are counted instead
+        } catch (error) {
+          err(`sis import: ${readFailure(plan.file, error).message}`);
           return 1;
         }
-        reportProblems(err, error);
-        return 1;
       }
 
-      const shownUrl = redactDatabaseUrl(databaseUrl);
-      let report: ImportReport;
-      try {
-        const store = await openStore(databaseUrl, { poolSize: 2 });
+      const run = async (store: SqlStore, into: string): Promise<number> => {
+        const progress = new Progress(output.stderr, `importing ${plan.file === '-' ? 'standard input' : basename(plan.file)}`, size);
+        let listed = 0;
+        const onProblem = (message: string): void => {
+          if (!plan.dryRun && listed >= MAX_LISTED_PROBLEMS) return;
+          listed++;
+          progress.done();
+          err(`  ${message}`);
+        };
+        const source = openSource(plan, stdin, progress);
+        let report: BulkImportReport;
         try {
-          report = await store.importDataset(dataset, { replace });
-        } finally {
-          await store.close();
+          report = await store.admin.importStream(source, {
+            replace: plan.replace,
+            dryRun: plan.dryRun,
+            onProblem,
+            onPhase: (phase) => progress.phase(phase === 'checking' ? 'checking keys' : 'writing'),
+          });
+        } catch (error) {
+          progress.done();
+          const nothing = plan.dryRun ? ' (dry run: nothing was written)' : '; nothing was imported';
+          if (error instanceof ImportRejectedError) {
+            if (error.problems > listed) err(`  ... and ${plural(error.problems - listed, 'more problem')}`);
+            err(`sis import: ${plan.name}: ${plural(error.problems, 'problem')}${nothing}`);
+          } else if (error instanceof InvalidUtf8Error) {
+            err(`sis import: ${plan.name}: ${error.message}${nothing}`);
+          } else if (error instanceof InputError) {
+            err(`sis import: ${error.message}${nothing}`);
+          } else {
+            err(`sis import: ${into}: ${errorMessage(error)}${nothing}`);
+          }
+          return 1;
         }
-      } catch (error) {
-        if (error instanceof DatasetError) {
-          reportProblems(err, error);
-        } else if (error instanceof DatabaseUrlError) {
-          err(`sis import: ${error.message}`); // already names the (redacted) URL
+        progress.done();
+        const what = describeRows(report, source.tables);
+        if (plan.dryRun) {
+          output.stdout.write(`${plan.name}: valid, ${what} (dry run: nothing was written)\n`);
         } else {
-          err(`sis import: ${shownUrl}: ${message(error)}; nothing was imported`);
+          const replaced = plan.replace ? `, replacing the previous ${source.tables.join(' and ')}` : '';
+          output.stdout.write(`imported ${what} into ${into}${replaced}\n`);
         }
-        return 1;
-      }
-      const what = `${plural(report.students, 'student')} and ${plural(report.devices, 'device')}`;
-      out(`imported ${what} into ${shownUrl}${replace ? ', replacing the previous students and devices' : ''}`);
-      return 0;
+        return 0;
+      };
+
+      if (plan.dryRun) return dryRun(run);
+      return withCommandStore('import', output, env, { migrations: 'apply', bulk: true, failureNote: '; nothing was imported' }, (store, db) =>
+        run(store, db.shownUrl),
+      );
     },
   };
 }
 
 export const importCommand: Command = createImportCommand();
 
-async function readText(file: string): Promise<string> {
-  let bytes: Buffer;
+function makePlan(args: readonly string[]): Plan | { error: string } | { help: true } {
+  const parsed = parseArgs(args, SPECS);
+  if ('error' in parsed) return parsed;
+  if (parsed.help) return { help: true };
+  const files = parsed.positionals;
+  if (files.length === 0) return { error: 'missing the dataset file' };
+  if (files.length > 1) return { error: `one dataset file expected, got ${files.length}` };
+  const file = files[0]!;
+  const table = (optionValue(parsed, 'table') ?? null) as TableName | null;
+  // A table name or a .csv file name says CSV; --format says it when neither does (standard input).
+  const format = (optionValue(parsed, 'format') ?? (table !== null || /\.csv$/i.test(file) ? 'csv' : 'json')) as 'json' | 'csv';
+  const nullOption = optionValue(parsed, 'null');
+  if (format === 'csv' && table === null) return { error: 'a CSV file holds one table: name it with --table students or --table devices' };
+  if (format === 'json' && table !== null) return { error: '--table is for CSV files; a JSON file names its tables itself' };
+  if (format === 'json' && nullOption !== undefined) return { error: '--null is for CSV files; JSON writes null itself' };
+  let nullMarker = DEFAULT_NULL_MARKER;
   try {
-    bytes = await readFile(file);
+    if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : message(error);
-    throw new Error(`cannot read ${file}: ${why}`);
+    if (error instanceof CsvOptionError) return { error: error.message };
+    throw error;
   }
+  return {
+    file,
+    name: file === '-' ? 'standard input' : file,
+    format,
+    table,
+    nullMarker,
+    replace: parsed.options.has('replace'),
+    dryRun: parsed.options.has('dry-run'),
+  };
+}
+
+/** The file's rows, counted for the progress display as they pass. */
+function openSource(plan: Plan, stdin: AsyncIterable<Uint8Array | string>, progress: Progress): ImportSource {
+  async function* bytes(): AsyncGenerator<Uint8Array | string> {
+    const input = plan.file === '-' ? stdin : createReadStream(plan.file, { highWaterMark: 1 << 16 });
+    try {
+      for await (const chunk of input) {
+        progress.read(chunk.length);
+        yield chunk as Uint8Array | string;
+      }
+    } catch (error) {
+      throw new InputError(readFailure(plan.name, error).message);
+    }
+  }
+  const text = decodeUtf8(bytes());
+  const source = plan.format === 'csv' ? csvSource(text, plan.table!, plan.nullMarker) : jsonDatasetSource(text);
+  async function* counted(): AsyncGenerator<readonly ImportItem[]> {
+    for await (const batch of source.items) {
+      let rows = 0;
+      for (const item of batch) if (item.kind === 'row') rows++;
+      progress.rows(rows);
+      yield batch;
+    }
+  }
+  return { ...source, items: counted() };
+}
+
+/** A dry run checks the file in a scratch SQLite database: the real one is not even opened. */
+async function dryRun(run: (store: SqlStore, into: string) => Promise<number>): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'sis-dry-run-'));
   try {
-    // fatal: a wrong encoding must be reported, not imported as U+FFFD.
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new DatasetError(['the file is not valid UTF-8 text'], 1, file);
+    const store = await openStore(`sqlite:${join(dir, 'check.db')}`);
+    try {
+      return await run(store, 'a scratch database');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
-function reportProblems(err: (line: string) => unknown, error: DatasetError): void {
-  const where = error.source ?? 'dataset';
-  err(`sis import: ${where}: ${plural(error.totalProblems, 'problem')}; nothing was imported`);
-  for (const problem of error.problems) err(`  ${problem}`);
-  const unlisted = error.totalProblems - error.problems.length;
-  if (unlisted > 0) err(`  ... and ${plural(unlisted, 'more problem')}`);
+function describeRows(report: BulkImportReport, tables: readonly TableName[]): string {
+  const parts = tables.map((t) => plural(report[t], t === 'students' ? 'student' : 'device'));
+  return parts.join(' and ');
 }
 
-function message(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // Connection failures to several addresses arrive as an AggregateError with an empty message.
-  if (error.message === '' && error instanceof AggregateError) return error.errors.map(message).join('; ');
-  return error.message === '' ? ((error as NodeJS.ErrnoException).code ?? error.name) : error.message;
+function readFailure(file: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : errorMessage(error);
+  return new Error(`cannot read ${file}: ${why}`);
 }

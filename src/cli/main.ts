@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 import type { Command } from './command.js';
 import { importCommand } from './import-command.js';
+import { exportCommand } from './export-command.js';
+import { statsCommand, schoolsCommand, studentsCommand } from './report-commands.js';
+import { devicesCommand } from './devices-command.js';
+import { migrateCommand } from './migrate-command.js';
+import { hashKeyCommand } from '../ops/hash-key-command.js';
 import { serveCommand } from './serve-command.js';
 
-const commands: readonly Command[] = [serveCommand, importCommand];
+const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, hashKeyCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -13,7 +18,7 @@ Commands:
 ${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
   ${'help'.padEnd(width)}  show this help, or a command's (sis help <command>)
 
-Configuration comes from environment variables (see README.md).
+Configuration comes from environment variables or SIS_CONFIG_FILE (see docs/operations.md).
 `;
 }
 

@@ -4,7 +4,9 @@
  * also where characters XML 1.0 forbids are refused: answers stay well-formed.
  */
 import type { Dataset, DeviceRecord, StudentRecord } from './store.js';
-import { codePointName, JsonSyntaxError, parseJsonText, TextPosition } from './json-text.js';
+import { JsonSyntaxError, parseJsonText, TextPosition } from './json-text.js';
+import { checkRecord, findXmlForbiddenCharacter, isObject, kind, member, TABLE_FIELDS } from './record-check.js';
+import type { TableName, TableRecord } from './record-check.js';
 
 /** How many problems one error lists; a broken generator can produce one per row. */
 export const MAX_LISTED_PROBLEMS = 50;
@@ -28,8 +30,6 @@ export class DatasetError extends Error {
   }
 }
 
-const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'] as const;
-const DEVICE_FIELDS = ['id', 'token'] as const;
 const TOP_LEVEL = ['students', 'devices'] as const;
 
 /** Parses a dataset file's text (UTF-8 already decoded); `source` names the file in the message. */
@@ -55,27 +55,7 @@ export function validateDataset(value: unknown, source?: string): Dataset {
   return checkDataset(value, new Problems(), source);
 }
 
-/** The first character XML 1.0 does not allow in `text` (as "U+XXXX"), or null when there is none. */
-export function findXmlForbiddenCharacter(text: string): string | null {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x20 && c < 0xd800) continue; // the common case, first
-    if (c < 0x20) {
-      if (c === 0x09 || c === 0x0a || c === 0x0d) continue;
-      return codePointName(c);
-    }
-    if (c <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        i++;
-        continue;
-      }
-      return codePointName(c);
-    }
-    if (c <= 0xdfff || c === 0xfffe || c === 0xffff) return codePointName(c);
-  }
-  return null;
-}
+export { findXmlForbiddenCharacter };
 
 class Problems {
   readonly listed: string[] = [];
@@ -85,8 +65,6 @@ class Problems {
     if (this.total++ < MAX_LISTED_PROBLEMS) this.listed.push(message());
   }
 }
-
-type FieldName = (typeof STUDENT_FIELDS)[number] | (typeof DEVICE_FIELDS)[number];
 
 function checkDataset(value: unknown, problems: Problems, source: string | undefined): Dataset {
   let students: StudentRecord[] = [];
@@ -99,94 +77,33 @@ function checkDataset(value: unknown, problems: Problems, source: string | undef
         problems.add(() => `${member('', key)}: unknown top-level member; expected "students" or "devices"`);
       }
     }
-    students = checkRecords(value['students'], 'students', STUDENT_FIELDS, problems, (r) => ({
-      id_student: r.id_student as string,
-      fullName: r.fullName ?? null,
-      id_device: r.id_device ?? null,
-      ShowActive: r.ShowActive ?? null,
-      school_base_url: r.school_base_url ?? null,
-    }));
-    devices = checkRecords(value['devices'], 'devices', DEVICE_FIELDS, problems, (r) => ({
-      id: r.id as string,
-      token: r.token ?? null,
-    }));
+    students = checkRecords(value['students'], 'students', problems);
+    devices = checkRecords(value['devices'], 'devices', problems);
   }
   if (problems.total > 0) throw new DatasetError(problems.listed, problems.total, source);
   return { students, devices };
 }
 
-function checkRecords<F extends FieldName, R>(
-  list: unknown,
-  name: string,
-  fields: readonly [F, ...F[]],
-  problems: Problems,
-  build: (fields: Partial<Record<F, string | null>>) => R,
-): R[] {
+function checkRecords<T extends TableName>(list: unknown, table: T, problems: Problems): TableRecord[T][] {
   if (list === undefined) return [];
   if (!Array.isArray(list)) {
-    problems.add(() => `${name}: expected an array, found ${kind(list)}`);
+    problems.add(() => `${table}: expected an array, found ${kind(list)}`);
     return [];
   }
-  const keyField = fields[0];
+  const keyField = TABLE_FIELDS[table][0];
   const seen = new Map<string, number>();
-  const records: R[] = [];
+  const records: TableRecord[T][] = [];
+  const add = problems.add.bind(problems);
   list.forEach((item: unknown, index) => {
-    const at = `${name}[${index}]`;
-    if (!isObject(item)) {
-      problems.add(() => `${at}: expected an object, found ${kind(item)}`);
-      return;
-    }
-    for (const key of Object.keys(item)) {
-      if (!(fields as readonly string[]).includes(key)) {
-        problems.add(() => `${member(at, key)}: unknown field; expected ${fields.join(', ')}`);
-      }
-    }
-    const out: Partial<Record<F, string | null>> = {};
-    for (const field of fields) {
-      const v = item[field];
-      const where = `${at}.${field}`;
-      if (field === keyField) {
-        if (typeof v !== 'string') {
-          problems.add(() => (v === undefined ? `${where}: required key is missing` : `${where}: expected a string (the key), found ${kind(v)}`));
-          continue;
-        }
-        const first = seen.get(v);
-        if (first !== undefined) problems.add(() => `${where}: duplicate key ${JSON.stringify(v)}, first used by ${name}[${first}]`);
-        else seen.set(v, index);
-      } else if (v !== undefined && v !== null && typeof v !== 'string') {
-        problems.add(() => `${where}: expected a string or null, found ${kind(v)}`);
-        continue;
-      }
-      if (typeof v === 'string') {
-        const bad = findXmlForbiddenCharacter(v);
-        if (bad !== null) problems.add(() => `${where}: contains ${bad}, a character XML 1.0 does not allow`);
-      }
-      // Only undefined becomes null: '' is a value of its own and must stay ''.
-      out[field] = v === undefined ? null : (v as string | null);
-    }
-    records.push(build(out));
+    const record = checkRecord(table, item, `${table}[${index}]`, add);
+    if (record === null) return;
+    const key = (record as Record<string, string>)[keyField]!;
+    const first = seen.get(key);
+    if (first !== undefined) add(() => `${table}[${index}].${keyField}: duplicate key ${JSON.stringify(key)}, first used by ${table}[${first}]`);
+    else seen.set(key, index);
+    records.push(record);
   });
   return records;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function kind(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `a string`;
-  if (typeof value === 'number') return `a number (${String(value)})`;
-  if (typeof value === 'boolean') return String(value);
-  return typeof value;
-}
-
-/** `students[3].name`, or `students[3]["odd name"]` when the name is not a plain identifier. */
-function member(base: string, key: string): string {
-  if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) return base === '' ? key : `${base}.${key}`;
-  return `${base}[${JSON.stringify(key)}]`;
 }
 
 export function plural(n: number, noun: string): string {

@@ -9,6 +9,10 @@ export class JsonSyntaxError extends Error {
     readonly line: number,
     readonly column: number,
     readonly detail: string,
+    /** Where in the text, for callers that place a piece of text in a larger file. */
+    readonly offset: number = 0,
+    /** The text ended before the value did: more text might make it valid (a streamed file). */
+    readonly incomplete: boolean = false,
   ) {
     super(`line ${line} column ${column}: ${detail}`);
     this.name = 'JsonSyntaxError';
@@ -66,14 +70,31 @@ export function parseJsonText(text: string): JsonParseResult {
   return new Parser(text).parseDocument();
 }
 
+/**
+ * Parses the one value that starts at `start` (no white space before it) and says where it ends,
+ * for readers that walk a large document value by value. Offsets are into `text`.
+ */
+export function parseJsonValue(text: string, start: number): JsonParseResult & { readonly end: number } {
+  return new Parser(text, start).parseOne();
+}
+
 class Parser {
   private i = 0;
   private depth = 0;
   private readonly duplicates: DuplicateMember[] = [];
   private readonly position: TextPosition;
 
-  constructor(private readonly text: string) {
+  constructor(
+    private readonly text: string,
+    start = 0,
+  ) {
     this.position = new TextPosition(text);
+    this.i = start;
+  }
+
+  parseOne(): JsonParseResult & { readonly end: number } {
+    const value = this.parseValue();
+    return { value, end: this.i, duplicateMembers: this.duplicates };
   }
 
   parseDocument(): JsonParseResult {
@@ -113,8 +134,9 @@ class Parser {
   }
 
   private parseObject(): Record<string, unknown> {
-    // No prototype: a member named "__proto__" stays an ordinary (and reportable) member.
-    const object = Object.create(null) as Record<string, unknown>;
+    // A plain object (fast: objects of one shape share a hidden class), but "__proto__" is defined,
+    // not assigned: it stays an ordinary (and reportable) member, never the prototype.
+    const object: Record<string, unknown> = {};
     this.i++;
     this.skipSpace();
     if (this.text[this.i] === '}') {
@@ -130,7 +152,8 @@ class Parser {
       this.i++;
       this.skipSpace();
       const value = this.parseValue();
-      if (name in object) this.duplicates.push({ name, offset: nameOffset });
+      if (Object.hasOwn(object, name)) this.duplicates.push({ name, offset: nameOffset });
+      else if (name === '__proto__') Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
       else object[name] = value;
       this.skipSpace();
       const c = this.text[this.i];
@@ -175,7 +198,7 @@ class Parser {
     for (;;) {
       const code = text.charCodeAt(i);
       if (code === 0x22) break;
-      if (Number.isNaN(code)) this.fail('Unterminated string', start);
+      if (Number.isNaN(code)) this.fail('Unterminated string', start, true);
       if (code < 0x20) {
         this.fail(
           code === 0x0a || code === 0x0d
@@ -192,14 +215,18 @@ class Parser {
       const e = text[i + 1];
       if (e === 'u') {
         const digits = text.slice(i + 2, i + 6);
-        if (!/^[0-9A-Fa-f]{4}$/.test(digits)) this.fail('Invalid \\u escape: expected four hexadecimal digits', i);
+        if (!/^[0-9A-Fa-f]{4}$/.test(digits)) {
+          const cut = i + 6 > text.length && /^[0-9A-Fa-f]*$/.test(digits);
+          this.fail('Invalid \\u escape: expected four hexadecimal digits', i, cut);
+        }
         out += String.fromCharCode(parseInt(digits, 16));
         i += 6;
       } else if (e !== undefined && Object.hasOwn(ESCAPES, e)) {
         out += ESCAPES[e];
         i += 2;
       } else {
-        this.fail(e === undefined ? 'Unterminated string' : `Invalid escape \\${e} in a string`, i);
+        if (e === undefined) this.fail('Unterminated string', start, true);
+        this.fail(`Invalid escape \\${e} in a string`, i);
       }
       chunk = i;
     }
@@ -216,7 +243,10 @@ class Parser {
   }
 
   private literal<T>(word: string, value: T): T {
-    if (!this.text.startsWith(word, this.i)) this.fail(`Unexpected ${this.describeHere()}, expected a JSON value`);
+    if (!this.text.startsWith(word, this.i)) {
+      const rest = this.text.slice(this.i);
+      this.fail(`Unexpected ${this.describeHere()}, expected a JSON value`, this.i, rest.length < word.length && word.startsWith(rest));
+    }
     this.i += word.length;
     return value;
   }
@@ -240,9 +270,9 @@ class Parser {
     return `token ${shown}`;
   }
 
-  private fail(detail: string, offset = this.i): never {
+  private fail(detail: string, offset = this.i, incomplete = offset >= this.text.length): never {
     const { line, column } = this.position.locate(offset);
-    throw new JsonSyntaxError(line, column, detail);
+    throw new JsonSyntaxError(line, column, detail, offset, incomplete);
   }
 }
 

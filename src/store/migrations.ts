@@ -49,6 +49,16 @@ export const migrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    version: 2,
+    name: 'indexes for streamed exports and the next import position',
+    async up(db, dialect) {
+      // Export pages and max(seq) walk this index instead of scanning; seq is unique by construction.
+      await db.schema.createIndex('students_seq').on('students').column('seq').unique().execute();
+      // Devices are exported in byte order (as SQLite sorts), whatever the database's collation.
+      if (dialect === 'postgres') await sql`create index devices_id_bytes on devices (id collate "C")`.execute(db);
+    },
+  },
 ];
 
 export class MigrationError extends Error {
@@ -105,13 +115,50 @@ export async function migrate(db: Kysely<Database>, options: MigrateOptions): Pr
 }
 
 async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
-  let applied: Set<number>;
+  const applied = await appliedVersions(db);
+  // Exactly the known set; a newer database takes the locked path, which says so.
+  return applied !== null && applied.size === migrations.length && migrations.every((m) => applied.has(m.version));
+}
+
+/** The versions recorded in the database, or null when it has no migrations table (never migrated). */
+async function appliedVersions(db: Kysely<Database>): Promise<Set<number> | null> {
   try {
     const rows = await db.selectFrom('sis_migrations').select('version').execute();
-    applied = new Set(rows.map((r) => Number(r.version)));
-  } catch {
-    return false; // no migrations table yet (or no schema): the locked path creates it
+    return new Set(rows.map((r) => Number(r.version)));
+  } catch (error) {
+    // No migrations table yet (or no schema): the locked path creates it. Anything else (a lost
+    // connection) is not "never migrated" and must not be reported as such.
+    if (isMissingTable(error)) return null;
+    throw error;
   }
-  // Exactly the known set; a newer database takes the locked path, which says so.
-  return applied.size === migrations.length && migrations.every((m) => applied.has(m.version));
+}
+
+function isMissingTable(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === '42P01' || (typeof message === 'string' && message.startsWith('no such table'));
+}
+
+/** The newest version this program knows. */
+export const LATEST_SCHEMA_VERSION = migrations.at(-1)?.version ?? 0;
+
+/**
+ * Refuses a database that is not exactly at this program's schema version, without changing it:
+ * for tools that must not migrate (they say to run `sis migrate`). Returns the version.
+ */
+export async function requireUpToDate(db: Kysely<Database>): Promise<number> {
+  const applied = await appliedVersions(db);
+  const newest = applied === null || applied.size === 0 ? 0 : Math.max(...applied);
+  if (newest > LATEST_SCHEMA_VERSION) {
+    throw new MigrationError(
+      `the database has schema version ${newest}, newer than this program knows (${LATEST_SCHEMA_VERSION}); upgrade the program`,
+    );
+  }
+  if (!(await isUpToDate(db))) {
+    throw new MigrationError(
+      applied === null
+        ? 'the database has no tables yet; run `sis migrate` (or start the service) first'
+        : `the database has schema version ${newest}, this program needs ${LATEST_SCHEMA_VERSION}; run \`sis migrate\` first`,
+    );
+  }
+  return newest;
 }

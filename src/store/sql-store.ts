@@ -3,8 +3,10 @@
  * migrations.ts and transaction.ts; here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
  */
 import { CompiledQuery, sql } from 'kysely';
-import type { Kysely } from 'kysely';
+import type { Kysely, QueryResult } from 'kysely';
 import { validateDataset } from './dataset.js';
+import { isConnectionLost } from './db-errors.js';
+import { SqlAdmin } from './sql-admin.js';
 import type { Database, DialectName } from './schema.js';
 import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from './store.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
@@ -16,10 +18,16 @@ export interface SqlStoreOptions {
   readonly dialect: DialectName;
   /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
   readonly lockScope: string;
+  /** The migrations applied when the store was opened. */
+  readonly migrationsApplied?: readonly number[];
 }
 
 export class SqlStore implements Store {
   readonly dialect: DialectName;
+  /** The migration versions opening the store applied (none when the database was up to date). */
+  readonly migrationsApplied: readonly number[];
+  /** Counts, listings, device edits, streamed import and export: for the admin CLI. */
+  readonly admin: SqlAdmin;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
@@ -32,6 +40,8 @@ export class SqlStore implements Store {
     this.#db = db;
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
+    this.migrationsApplied = options.migrationsApplied ?? [];
+    this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
     this.#studentsQuery = db
       .selectFrom('students')
       .select(['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'])
@@ -44,16 +54,28 @@ export class SqlStore implements Store {
   }
 
   async studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
-    const result = await this.#db.executeQuery<StudentRecord>(
-      CompiledQuery.raw(this.#studentsQuery.sql, [schoolBaseUrl, showActive]),
-    );
+    const result = await this.#read<StudentRecord>(CompiledQuery.raw(this.#studentsQuery.sql, [schoolBaseUrl, showActive]));
     return result.rows;
   }
 
   async deviceToken(id: string): Promise<string | null> {
-    const result = await this.#db.executeQuery<{ token: string | null }>(CompiledQuery.raw(this.#tokenQuery.sql, [id]));
+    const result = await this.#read<{ token: string | null }>(CompiledQuery.raw(this.#tokenQuery.sql, [id]));
     const row = result.rows[0];
     return row === undefined ? null : row.token;
+  }
+
+  /**
+   * A read, tried once more on another connection when its connection turns out to have died
+   * (the pool drops it): a restarted server or a killed connection then costs no failed request.
+   * Writes are not retried: whether a lost one was committed cannot be known.
+   */
+  async #read<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.#db.executeQuery<R>(query);
+    } catch (error) {
+      if (!isConnectionLost(error)) throw error;
+      return this.#db.executeQuery<R>(query);
+    }
   }
 
   async recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {

@@ -39,3 +39,34 @@ export async function lockForWrite(trx: Kysely<Database>, dialect: DialectName, 
 
 /** First half of the two-key advisory lock: "SIS" plus 1, unlikely to collide with other applications. */
 const LOCK_CLASS = 0x53495301;
+
+/**
+ * A transaction on a connection the caller already holds (`db.connection()`), for work that spans
+ * several transactions on one session (temporary tables). "write" takes SQLite's write lock up
+ * front; "snapshot" reads one consistent state (PostgreSQL: repeatable read, read only); "plain"
+ * is a deferred transaction (SQLite takes no lock on the main database for temporary tables).
+ */
+export async function pinnedTransaction<T>(
+  conn: Kysely<Database>,
+  dialect: DialectName,
+  mode: 'write' | 'snapshot' | 'plain',
+  work: () => Promise<T>,
+): Promise<T> {
+  const begin =
+    dialect === 'sqlite'
+      ? mode === 'write'
+        ? 'begin immediate'
+        : 'begin'
+      : mode === 'snapshot'
+        ? 'begin isolation level repeatable read read only'
+        : 'begin';
+  await sql.raw(begin).execute(conn);
+  try {
+    const result = await work();
+    await sql`commit`.execute(conn);
+    return result;
+  } catch (error) {
+    await sql`rollback`.execute(conn).catch(() => undefined);
+    throw error;
+  }
+}

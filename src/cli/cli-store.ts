@@ -1,0 +1,102 @@
+/**
+ * The database a command works on: the URL and store settings from the environment (as the
+ * service reads them), opened for the command's needs, closed afterwards, failures reported.
+ */
+import { ConfigError, loadConfig } from '../config/config.js';
+import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../store/database-url.js';
+import { openStore } from '../store/open-store.js';
+import type { OpenStoreOptions } from '../store/open-store.js';
+import type { SqlStore } from '../store/sql-store.js';
+import { StoreOptionsError, storeOptionsFromEnv } from '../store/store-options.js';
+import type { CommandOutput } from './output.js';
+import { CommandError, errorMessage } from './output.js';
+
+export type CommandEnv = Readonly<Record<string, string | undefined>>;
+
+export interface CommandStoreOptions {
+  /** "apply" for commands that write (they create and migrate, as the service does); "require" for those that only read. */
+  readonly migrations: 'apply' | 'require';
+  /** Statements that legitimately run long (an import's merge, an export): no PostgreSQL statement time-out. */
+  readonly bulk?: boolean;
+  /** Appended to a failure's message ("; nothing was imported"). */
+  readonly failureNote?: string;
+}
+
+export interface CommandDatabase {
+  readonly url: string;
+  /** The URL without its password, for messages. */
+  readonly shownUrl: string;
+  readonly options: OpenStoreOptions;
+}
+
+/** Throws ConfigError or StoreOptionsError (with every wrong variable) or DatabaseUrlError. */
+export function commandDatabase(env: CommandEnv, options: CommandStoreOptions): CommandDatabase {
+  let url: string;
+  let storeOptions: OpenStoreOptions;
+  const problems: string[] = [];
+  try {
+    url = loadConfig(env).databaseUrl;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    url = '';
+  }
+  try {
+    storeOptions = storeOptionsFromEnv(env);
+  } catch (error) {
+    if (!(error instanceof StoreOptionsError)) throw error;
+    problems.push(...error.problems);
+    storeOptions = {};
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const dialect = parseDatabaseUrl(url).dialect;
+  const bulkOnPostgres = options.bulk === true && dialect === 'postgres';
+  return {
+    url,
+    shownUrl: redactDatabaseUrl(url),
+    options: {
+      ...storeOptions,
+      // A command uses one connection at a time; the pool's default is for the service.
+      poolSize: Math.min(storeOptions.poolSize ?? 2, 2),
+      ...(bulkOnPostgres ? { statementTimeoutMs: 0 } : {}),
+      applicationName: 'sis-cli',
+      migrations: options.migrations,
+    },
+  };
+}
+
+/** Opens the store, runs `work`, closes it; returns `work`'s exit status, or 1 with a message. */
+export async function withCommandStore(
+  name: string,
+  output: CommandOutput,
+  env: CommandEnv,
+  options: CommandStoreOptions,
+  work: (store: SqlStore, database: CommandDatabase) => Promise<number>,
+): Promise<number> {
+  const err = (line: string): unknown => output.stderr.write(`sis ${name}: ${line}${options.failureNote ?? ''}\n`);
+  let database: CommandDatabase;
+  try {
+    database = commandDatabase(env, options);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof DatabaseUrlError) {
+      output.stderr.write(`sis ${name}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  let store: SqlStore;
+  try {
+    store = await openStore(database.url, database.options);
+  } catch (error) {
+    err(error instanceof DatabaseUrlError ? error.message : `${database.shownUrl}: ${errorMessage(error)}`);
+    return 1;
+  }
+  try {
+    return await work(store, database);
+  } catch (error) {
+    err(error instanceof CommandError ? error.message : `${database.shownUrl}: ${errorMessage(error)}`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}

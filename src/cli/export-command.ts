@@ -1,0 +1,126 @@
+/**
+ * `sis export`: writes the stored students and devices in the format `sis import` reads, streamed
+ * page by page from one snapshot. An import of the output into an empty database, exported again,
+ * gives the same bytes.
+ */
+import { createWriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
+import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../store/csv.js';
+import { plural } from '../store/dataset.js';
+import { csvFormatter, jsonFormatter } from '../store/export-format.js';
+import { TABLE_NAMES } from '../store/record-check.js';
+import type { TableName } from '../store/record-check.js';
+import { optionValue, parseArgs } from './args.js';
+import { withCommandStore } from './cli-store.js';
+import type { Command } from './command.js';
+import { CommandError, errorMessage, processOutput, usageError, writeText } from './output.js';
+import type { CommandOutput, TextSink } from './output.js';
+
+const USAGE = `Usage: sis export [--format json|csv] [--table students|devices] [--null TEXT] [--output FILE]
+
+Writes the students and devices stored in the database named by SIS_DATABASE_URL in the
+format \`sis import\` reads, from one consistent snapshot, streamed (memory stays small
+whatever the database's size): students in the service's order (first imported first),
+devices in byte order of their id. Importing the output into an empty database and
+exporting again gives the same bytes. The database is not changed (nor migrated).
+
+Options:
+  --format json|csv          json (the default, or an --output name not ending in .csv):
+                             both tables, or --table's, one record per line;
+                             csv: one table, named by --table, with a header row
+  --table students|devices   the table to write (required for CSV)
+  --null TEXT                CSV: how null is written (default \\N); a value equal to it is quoted
+  --output FILE              write FILE (replaced only once complete) instead of standard output
+  -h, --help                 show this help
+
+Exit status: 0 written, 1 database or file error, 2 usage error.
+`;
+
+const SPECS = [
+  { name: 'format', value: true, choices: ['json', 'csv'] },
+  { name: 'table', value: true, choices: ['students', 'devices'] },
+  { name: 'null', value: true },
+  { name: 'output', value: true },
+] as const;
+
+export function createExportCommand(output: CommandOutput = processOutput): Command {
+  return {
+    name: 'export',
+    summary: 'write the students and devices as JSON or CSV, as `sis import` reads them',
+    usage: USAGE,
+    async run(args, env) {
+      const parsed = parseArgs(args, SPECS);
+      if ('error' in parsed) return usageError(output, 'export', USAGE, parsed.error);
+      if (parsed.help) {
+        output.stdout.write(USAGE);
+        return 0;
+      }
+      if (parsed.positionals.length > 0) return usageError(output, 'export', USAGE, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+      const file = optionValue(parsed, 'output');
+      const format = optionValue(parsed, 'format') ?? (file !== undefined && /\.csv$/i.test(file) ? 'csv' : 'json');
+      const table = optionValue(parsed, 'table') as TableName | undefined;
+      const nullOption = optionValue(parsed, 'null');
+      if (format === 'csv' && table === undefined) {
+        return usageError(output, 'export', USAGE, 'a CSV file holds one table: name it with --table students or --table devices');
+      }
+      if (format === 'json' && nullOption !== undefined) return usageError(output, 'export', USAGE, '--null is for CSV; JSON writes null itself');
+      let nullMarker = DEFAULT_NULL_MARKER;
+      try {
+        if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
+      } catch (error) {
+        if (error instanceof CsvOptionError) return usageError(output, 'export', USAGE, error.message);
+        throw error;
+      }
+      const tables = table === undefined ? TABLE_NAMES : [table];
+      const formatter = format === 'csv' ? csvFormatter(nullMarker) : jsonFormatter();
+
+      return withCommandStore('export', output, env, { migrations: 'require', bulk: true }, async (store, db) => {
+        const target = file === undefined ? null : await openTarget(file);
+        const sink: TextSink = target?.stream ?? output.stdout;
+        try {
+          await writeText(sink, formatter.begin());
+          const counts = await store.admin.export(tables, {
+            table: (t) => writeText(sink, formatter.table(t)),
+            rows: (t, rows) => writeText(sink, formatter.rows(t, rows)),
+          });
+          await writeText(sink, formatter.end());
+          if (target !== null) {
+            await target.commit();
+            const what = tables.map((t) => plural(counts[t], t === 'students' ? 'student' : 'device')).join(' and ');
+            output.stdout.write(`exported ${what} from ${db.shownUrl} to ${file}\n`);
+          }
+          return 0;
+        } catch (error) {
+          await target?.abandon();
+          throw error;
+        }
+      });
+    },
+  };
+}
+
+export const exportCommand: Command = createExportCommand();
+
+/** A file written beside its final name and renamed once complete: never a half export under that name. */
+async function openTarget(file: string): Promise<{ stream: WriteStream; commit(): Promise<void>; abandon(): Promise<void> }> {
+  const temporary = `${file}.partial-${process.pid}`;
+  const stream = createWriteStream(temporary, { flags: 'wx' });
+  await new Promise<void>((resolve, reject) => {
+    stream.once('open', () => resolve());
+    stream.once('error', (error) => reject(new CommandError(`cannot write ${file}: ${errorMessage(error)}`, { cause: error })));
+  });
+  return {
+    stream,
+    async commit() {
+      stream.end();
+      await finished(stream);
+      await rename(temporary, file);
+    },
+    async abandon() {
+      stream.destroy();
+      await rm(temporary, { force: true });
+    },
+  };
+}

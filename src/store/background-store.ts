@@ -1,0 +1,77 @@
+/**
+ * A store that opens itself in the background, retrying with back-off (open-retry.ts), so the
+ * service can listen at once and say it is not ready: until the database answers, every call
+ * (ping included, hence /readyz) fails with StoreNotReadyError, which operations turn into the
+ * documented server fault.
+ */
+import type { OpenStoreOptions } from './open-store.js';
+import { openStoreWithRetry } from './open-retry.js';
+import type { RetryOptions } from './open-retry.js';
+import type { SqlStore } from './sql-store.js';
+import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from './store.js';
+
+export class StoreNotReadyError extends Error {
+  readonly code = 'ERR_STORE_NOT_READY';
+  constructor() {
+    super('the database is not reachable yet; retrying');
+    this.name = 'StoreNotReadyError';
+  }
+}
+
+export class BackgroundStore implements Store {
+  /** Resolves with the opened store; rejects if opening gave up (an error retrying cannot cure) or was closed first. */
+  readonly opened: Promise<SqlStore>;
+  readonly #abort = new AbortController();
+  #store: SqlStore | null = null;
+  #closed: Promise<void> | null = null;
+
+  constructor(url: string, options: OpenStoreOptions = {}, retry: Omit<RetryOptions, 'signal'> = {}) {
+    this.opened = openStoreWithRetry(url, options, { ...retry, signal: this.#abort.signal }).then((store) => (this.#store = store));
+    // Callers that only use the store's methods never look at `opened`: its failure is theirs to read, not unhandled.
+    this.opened.catch(() => undefined);
+  }
+
+  /** True once the database has answered and the store is open. */
+  get ready(): boolean {
+    return this.#store !== null;
+  }
+
+  studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
+    return this.#call((s) => s.studentsOfSchool(schoolBaseUrl, showActive));
+  }
+
+  deviceToken(id: string): Promise<string | null> {
+    return this.#call((s) => s.deviceToken(id));
+  }
+
+  recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
+    return this.#call((s) => s.recordAuthCode(code, phone, at));
+  }
+
+  importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport> {
+    return this.#call((s) => s.importDataset(dataset, options));
+  }
+
+  isEmpty(): Promise<boolean> {
+    return this.#call((s) => s.isEmpty());
+  }
+
+  ping(): Promise<void> {
+    return this.#call((s) => s.ping());
+  }
+
+  /** Stops retrying, or closes the store it opened. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#abort.abort();
+      const store = await this.opened.catch(() => null);
+      await store?.close();
+    })();
+    return this.#closed;
+  }
+
+  async #call<T>(work: (store: SqlStore) => Promise<T>): Promise<T> {
+    if (this.#store === null) throw new StoreNotReadyError();
+    return work(this.#store);
+  }
+}

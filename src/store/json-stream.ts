@@ -1,0 +1,351 @@
+/**
+ * Reads a JSON dataset file as a stream: the top-level object and its arrays are walked token by
+ * token here, and each array element (one record, small) is parsed whole by the strict parser of
+ * json-text.ts. Memory holds one chunk and one record, whatever the file's size. Problems carry
+ * the line (and column for syntax) of the whole file, as the in-memory parser reports them.
+ */
+import type { ImportItem, ImportSource } from './import-items.js';
+import { JsonSyntaxError, parseJsonValue } from './json-text.js';
+import type { DuplicateMember } from './json-text.js';
+import { checkRecord, kind, member, TABLE_NAMES } from './record-check.js';
+import type { TableName } from './record-check.js';
+
+/** A record (or any other value read whole) longer than this is refused rather than buffered. */
+export const MAX_VALUE_CHARS = 1 << 20;
+
+/** Text after an error near the buffer's end might still change it (a number cut as "1."). */
+const END_SLACK = 8;
+
+export function jsonDatasetSource(text: AsyncIterable<string>): ImportSource {
+  return { items: readJsonDataset(text), tables: TABLE_NAMES, labelled: true };
+}
+
+export async function* readJsonDataset(text: AsyncIterable<string>): AsyncGenerator<ImportItem[]> {
+  const reader = new JsonDatasetReader();
+  for await (const chunk of text) {
+    reader.push(chunk);
+    yield reader.drain();
+    if (reader.finished) return;
+  }
+  reader.end();
+  yield reader.drain();
+}
+
+type State = 'start' | 'member' | 'after-member' | 'first-element' | 'element' | 'after-element' | 'trailing' | 'done';
+
+const WS = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+class JsonDatasetReader {
+  private buf = '';
+  private pos = 0;
+  /** Absolute offset (in UTF-16 units) of buf[0]. */
+  private bufStart = 0;
+  private eof = false;
+  private state: State = 'start';
+  private firstMember = true;
+  /** The array being read: a table's, or null for one that is only checked (an unknown member). */
+  private table: TableName | null = null;
+  private index = 0;
+  private readonly seen = new Set<string>();
+  private out: ImportItem[] = [];
+  private readonly lines = new LineCounter();
+
+  get finished(): boolean {
+    return this.state === 'done';
+  }
+
+  push(text: string): void {
+    if (this.pos > 0) {
+      this.lines.drop(this.buf, this.bufStart, this.pos);
+      this.buf = this.buf.slice(this.pos);
+      this.bufStart += this.pos;
+      this.pos = 0;
+    }
+    this.buf += text;
+  }
+
+  end(): void {
+    this.eof = true;
+  }
+
+  /** Everything the text pushed so far makes known. */
+  drain(): ImportItem[] {
+    while (this.state !== 'done' && this.step());
+    const items = this.out;
+    this.out = [];
+    return items;
+  }
+
+  /** One step of the walk; false when it needs more text. */
+  private step(): boolean {
+    if (!this.skipSpace()) return false;
+    const c = this.buf.charCodeAt(this.pos);
+    const atEnd = this.pos >= this.buf.length;
+    switch (this.state) {
+      case 'start':
+        if (c === 0xfeff) {
+          this.pos++;
+          return true;
+        }
+        if (c === 0x7b) {
+          this.pos++;
+          this.state = 'member';
+          return true;
+        }
+        if (atEnd) return this.fatal(this.pos, 'Unexpected end of input, expected a JSON value');
+        if (/["[0-9tfn-]/.test(this.buf[this.pos]!)) {
+          return this.stop(`(top level): expected an object with "students" and/or "devices" arrays, found ${kindOfStart(c)}`);
+        }
+        return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a JSON value`);
+      case 'member':
+        if (c === 0x7d && this.firstMember) {
+          this.pos++;
+          this.state = 'trailing';
+          return true;
+        }
+        if (c !== 0x22) return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a member name in double quotes`);
+        return this.member();
+      case 'after-member':
+        return this.separator(0x7d, "expected ',' or '}' after a member value", () => {
+          this.state = 'member';
+          this.firstMember = false;
+        }, () => (this.state = 'trailing'));
+      case 'first-element':
+        if (c === 0x5d) {
+          this.pos++;
+          this.state = 'after-member';
+        } else {
+          this.state = 'element';
+        }
+        return true;
+      case 'element':
+        return this.element();
+      case 'after-element':
+        return this.separator(0x5d, "expected ',' or ']' after an array element", () => (this.state = 'element'), () => (this.state = 'after-member'));
+      case 'trailing':
+        if (atEnd) {
+          this.state = 'done';
+          return true;
+        }
+        return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)} after the end of the JSON value`);
+      case 'done':
+        return false;
+    }
+  }
+
+  /** A member name, its colon and the first character of its value: read together or not at all. */
+  private member(): boolean {
+    const start = this.pos;
+    const name = this.value(start);
+    if (name === undefined) return false;
+    if (name === null) return true;
+    let i = this.skipFrom(name.end);
+    if (i >= this.buf.length) return this.more(start);
+    if (this.buf.charCodeAt(i) !== 0x3a) return this.fatal(i, `Unexpected ${this.describe(i)}, expected ':' after a member name`);
+    i = this.skipFrom(i + 1);
+    if (i >= this.buf.length) return this.more(start);
+    const key = name.value as string;
+    const isArray = this.buf.charCodeAt(i) === 0x5b;
+    // Anything but an array is read whole (it is small or it is refused), before any problem is
+    // reported: a step that waits for more text is run again from its start.
+    let other: { value: unknown; end: number } | undefined;
+    if (!isArray) {
+      const parsed = this.value(i);
+      if (parsed === undefined) return this.more(start);
+      if (parsed === null) return true;
+      other = parsed;
+    }
+    const known = (TABLE_NAMES as readonly string[]).includes(key);
+    const twice = this.seen.has(key);
+    if (twice) this.problem(`${this.where(start)}: member ${JSON.stringify(key)} appears twice in one object`);
+    else if (!known) this.problem(`${member('', key)}: unknown top-level member; expected "students" or "devices"`);
+    this.seen.add(key);
+    const table = known && !twice ? (key as TableName) : null;
+    if (other !== undefined) {
+      if (table !== null) this.problem(`${table}: expected an array, found ${kind(other.value)}`);
+      this.pos = other.end;
+      this.state = 'after-member';
+      return true;
+    }
+    this.table = table;
+    this.index = 0;
+    this.pos = i + 1;
+    this.state = 'first-element';
+    return true;
+  }
+
+  private element(): boolean {
+    const start = this.pos;
+    if (start >= this.buf.length) return this.fatal(start, 'Unexpected end of input, expected a JSON value');
+    const parsed = this.value(start);
+    if (parsed === undefined) return false;
+    if (parsed === null) return true;
+    // The delimiter must be here too: "12" at the end of a chunk may be the start of "123".
+    if (this.skipFrom(parsed.end) >= this.buf.length && !this.eof) return this.more(start);
+    const line = this.lines.lineAt(this.buf, this.bufStart, this.bufStart + start);
+    for (const d of parsed.duplicateMembers) {
+      this.problem(`${this.where(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
+    }
+    const table = this.table;
+    if (table !== null) {
+      const label = `${table}[${this.index}]`;
+      const record = checkRecord(table, parsed.value, label, (message) => this.problem(`line ${line}: ${message()}`));
+      if (record !== null) this.out.push({ kind: 'row', table, ord: this.index, line, record } as ImportItem);
+    }
+    this.index++;
+    this.pos = parsed.end;
+    this.state = 'after-element';
+    return true;
+  }
+
+  /**
+   * Parses the value at `start`. Undefined: more text is needed (nothing consumed). Null: a fatal
+   * problem was reported.
+   */
+  private value(start: number): { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined | null {
+    try {
+      return parseJsonValue(this.buf, start);
+    } catch (error) {
+      if (!(error instanceof JsonSyntaxError)) throw error;
+      const cut = error.incomplete || error.offset >= this.buf.length - END_SLACK;
+      if (cut && !this.eof) {
+        if (this.buf.length - start <= MAX_VALUE_CHARS) return undefined;
+        this.fatal(start, `a value longer than ${MAX_VALUE_CHARS} characters; records are far smaller`);
+        return null;
+      }
+      this.fatal(error.offset, error.detail);
+      return null;
+    }
+  }
+
+  private separator(close: number, expected: string, onComma: () => void, onClose: () => void): boolean {
+    const c = this.buf.charCodeAt(this.pos);
+    if (c === 0x2c) {
+      this.pos++;
+      onComma();
+      return true;
+    }
+    if (c === close) {
+      this.pos++;
+      onClose();
+      return true;
+    }
+    return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, ${expected}`);
+  }
+
+  /** Skips white space; false when the buffer ended in it and more text may follow. */
+  private skipSpace(): boolean {
+    this.pos = this.skipFrom(this.pos);
+    return this.pos < this.buf.length || this.eof;
+  }
+
+  private skipFrom(i: number): number {
+    const buf = this.buf;
+    while (i < buf.length && WS(buf.charCodeAt(i))) i++;
+    return i;
+  }
+
+  /** Asks for more text, or at the end of the file reports what is missing. */
+  private more(start: number): boolean {
+    if (!this.eof) {
+      this.pos = start;
+      return false;
+    }
+    return this.fatal(this.buf.length, 'Unexpected end of input');
+  }
+
+  private problem(message: string): void {
+    this.out.push({ kind: 'problem', message });
+  }
+
+  /** A problem after which nothing more can be read. */
+  private fatal(offset: number, detail: string): boolean {
+    this.problem(`${this.where(offset)}: ${detail}`);
+    this.state = 'done';
+    return true;
+  }
+
+  /** A problem that makes the rest of the file pointless to read. */
+  private stop(message: string): boolean {
+    this.problem(message);
+    this.state = 'done';
+    return true;
+  }
+
+  private where(offset: number): string {
+    const { line, column } = this.lines.locate(this.buf, this.bufStart, this.bufStart + offset);
+    return `line ${line} column ${column}`;
+  }
+
+  private describe(offset: number): string {
+    if (offset >= this.buf.length) return 'end of input';
+    const cp = this.buf.codePointAt(offset)!;
+    const shown = cp >= 0x21 && cp <= 0x7e ? `'${String.fromCodePoint(cp)}'` : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+    return `token ${shown}`;
+  }
+}
+
+function kindOfStart(c: number): string {
+  if (c === 0x5b) return 'an array';
+  if (c === 0x22) return 'a string';
+  if (c === 0x74 || c === 0x66) return 'a boolean';
+  if (c === 0x6e) return 'null';
+  return 'a number';
+}
+
+/**
+ * Line and column (in code points, as editors count) of absolute offsets, moving forward only,
+ * while the text before the buffer is dropped.
+ */
+class LineCounter {
+  private line = 1;
+  /** Newlines are counted up to here (absolute). */
+  private counted = 0;
+  /** Where the current line starts (absolute). */
+  private lineStart = 0;
+  /** Code points of the current line that were in text already dropped. */
+  private carried = 0;
+
+  lineAt(buf: string, bufStart: number, offset: number): number {
+    this.countTo(buf, bufStart, offset);
+    return this.line;
+  }
+
+  locate(buf: string, bufStart: number, offset: number): { line: number; column: number } {
+    this.countTo(buf, bufStart, offset);
+    const from = this.lineStart >= bufStart ? this.lineStart - bufStart : 0;
+    const before = this.lineStart >= bufStart ? 0 : this.carried;
+    return { line: this.line, column: before + codePoints(buf, from, offset - bufStart) + 1 };
+  }
+
+  /** Called before buf[0, length) is dropped. */
+  drop(buf: string, bufStart: number, length: number): void {
+    this.countTo(buf, bufStart, bufStart + length);
+    const cut = bufStart + length;
+    if (this.lineStart < cut) {
+      const from = this.lineStart >= bufStart ? this.lineStart - bufStart : 0;
+      this.carried = (this.lineStart >= bufStart ? 0 : this.carried) + codePoints(buf, from, length);
+    }
+  }
+
+  private countTo(buf: string, bufStart: number, offset: number): void {
+    if (offset <= this.counted) return;
+    const end = offset - bufStart;
+    for (let i = buf.indexOf('\n', this.counted - bufStart); i !== -1 && i < end; i = buf.indexOf('\n', i + 1)) {
+      this.line++;
+      this.lineStart = bufStart + i + 1;
+      this.carried = 0;
+    }
+    this.counted = offset;
+  }
+}
+
+function codePoints(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    // The second half of a surrogate pair is not a character of its own.
+    if (c < 0xdc00 || c > 0xdfff || i === from) n++;
+  }
+  return n;
+}

@@ -1,0 +1,72 @@
+/**
+ * A TCP proxy in front of PostgreSQL for fault tests: stop it (the database is unreachable), start
+ * it again on the same port (the database is back), cut every connection, or hold traffic so a
+ * query is in flight when the connection dies.
+ */
+import { createServer, connect } from 'node:net';
+import type { Server, Socket } from 'node:net';
+
+export class TcpProxy {
+  #server: Server | null = null;
+  #port = 0;
+  #held = false;
+  readonly #sockets = new Set<Socket>();
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  get port(): number {
+    return this.#port;
+  }
+
+  /** Listens (again) on the same port; the first call picks a free one. */
+  async start(): Promise<number> {
+    const server = createServer((client) => this.#accept(client));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.#port, '127.0.0.1', () => resolve());
+    });
+    this.#server = server;
+    this.#port = (server.address() as { port: number }).port;
+    return this.#port;
+  }
+
+  /** Stops listening and cuts every connection: the database is gone. */
+  async stop(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    this.cut();
+    if (server !== null) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Cuts every open connection (both sides), as a crashed server or a failed network would. */
+  cut(): void {
+    for (const socket of this.#sockets) socket.destroy();
+    this.#sockets.clear();
+    this.#held = false;
+  }
+
+  /** From now until `cut`, what clients send is swallowed: their queries wait for an answer. */
+  hold(): void {
+    this.#held = true;
+  }
+
+  #accept(client: Socket): void {
+    const upstream = connect(this.targetPort, this.targetHost);
+    this.#sockets.add(client).add(upstream);
+    client.on('data', (data) => {
+      if (!this.#held) upstream.write(data);
+    });
+    upstream.on('data', (data) => client.write(data));
+    const close = (): void => {
+      client.destroy();
+      upstream.destroy();
+      this.#sockets.delete(client);
+      this.#sockets.delete(upstream);
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  }
+}

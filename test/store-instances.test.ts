@@ -1,0 +1,163 @@
+/**
+ * Several instances on one PostgreSQL database, as real processes: two `sis serve` started at the
+ * same moment on a new schema (they migrate it once between them), data written through one
+ * path (`sis import`, `sis devices`, an AuthCode over HTTP) answered by both at once (there is no
+ * read cache), and their connections killed under them without either process going down.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { OPERATION_FAILED } from '../src/bindings/dispatch.js';
+import { operations } from '../src/operations/index.js';
+import type { Operation } from '../src/operations/index.js';
+import { bindingClients } from './helpers/binding-clients.js';
+import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
+import { repoRoot } from './helpers/test-server.js';
+
+const main = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
+const op = (name: string): Operation => operations.find((o) => o.name === name)!;
+const soap = bindingClients.find((c) => c.name === 'soap11')!;
+const get = bindingClients.find((c) => c.name === 'httpget')!;
+const dir = mkdtempSync(join(tmpdir(), 'sis-instances-'));
+
+interface Instance {
+  readonly process: ChildProcess;
+  readonly url: string;
+  /** Every log line so far, parsed. */
+  readonly logs: Record<string, unknown>[];
+}
+
+/** The environment of a child: ours, without settings that would change what it does. */
+function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SIS_') || k === 'SIS_TEST_POSTGRES_URL') env[k] = v;
+  return { ...env, SIS_DATABASE_URL: databaseUrl, ...extra };
+}
+
+function startInstance(databaseUrl: string): Promise<Instance> {
+  const child = spawn(process.execPath, [main, 'serve'], {
+    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line within 15 s; stderr: ${stderr}`)), 15_000);
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (entry['msg'] === 'listening') {
+        clearTimeout(timer);
+        resolve({ process: child, url: entry['url'] as string, logs });
+      }
+    });
+  });
+}
+
+/** Runs `sis ARGS` as a process; resolves with its exit status and output. */
+function cli(args: readonly string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [main, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function token(instance: Instance, id: string, binding = soap): Promise<{ status: number; value: unknown; body: string }> {
+  const { res, value } = await binding.call(instance.url, op('GetTokenDevice'), { id });
+  return { status: res.status, value, body: res.body.toString('utf8') };
+}
+
+async function stop(instance: Instance): Promise<number | null> {
+  if (instance.process.exitCode !== null) return instance.process.exitCode;
+  const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
+  instance.process.kill('SIGTERM');
+  return exited;
+}
+
+describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP ?? undefined }, () => {
+  const applicationName = `sis-instances-${process.pid}`;
+  let databaseUrl: string;
+  let a: Instance;
+  let b: Instance;
+
+  before(async () => {
+    const { url } = newSchema('instances');
+    databaseUrl = `${url}&application_name=${applicationName}`;
+    // Started together on an empty schema: both migrate, the advisory lock makes it once.
+    [a, b] = await Promise.all([startInstance(databaseUrl), startInstance(databaseUrl)]);
+  });
+
+  after(async () => {
+    const codes = await Promise.all([a, b].filter((i) => i !== undefined).map(stop));
+    rmSync(dir, { recursive: true, force: true });
+    await cleanupTargets();
+    assert.deepEqual(codes, [0, 0], 'both stop cleanly');
+  });
+
+  test('the schema was migrated once', async () => {
+    const admin = await adminClient();
+    const schema = new URL(databaseUrl).searchParams.get('schema');
+    const rows = await admin.query(`select version from "${schema}".sis_migrations order by version`);
+    assert.deepEqual(
+      rows.rows.map((r: { version: number }) => r.version),
+      [1, 2],
+    );
+  });
+
+  test('an import through `sis import` is answered by both at once', async () => {
+    assert.equal((await token(a, 'shared')).value, null);
+    const file = join(dir, 'data.json');
+    writeFileSync(file, JSON.stringify({ devices: [{ id: 'shared', token: 'from the import' }] }));
+    const imported = await cli(['import', file], databaseUrl);
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.equal((await token(a, 'shared')).value, 'from the import');
+    assert.equal((await token(b, 'shared', get)).value, 'from the import');
+
+    assert.equal((await cli(['devices', 'set', 'shared', 'changed'], databaseUrl)).code, 0);
+    assert.equal((await token(b, 'shared')).value, 'changed');
+    assert.equal((await token(a, 'shared', get)).value, 'changed');
+  });
+
+  test('an AuthCode recorded through one instance is in the database the other uses', async () => {
+    const { res } = await soap.call(a.url, op('AuthCode'), { code: 'via-a', phone: '+1' });
+    assert.equal(res.status, 200);
+    await get.call(b.url, op('AuthCode'), { code: 'via-b', phone: '+2' });
+    const stats = await cli(['stats'], databaseUrl);
+    assert.match(stats.stdout, /^auth_codes\t2$/m);
+  });
+
+  test('their connections killed under them: no crash, a clean fault at worst, then answers', async () => {
+    const admin = await adminClient();
+    const killed = await admin.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name = $1`,
+      [applicationName],
+    );
+    assert.ok(killed.rows.length >= 2, `terminated ${killed.rows.length} connections`);
+    // pg_terminate_backend only signals: wait until those backends have gone (and told their clients).
+    for (let i = 0; i < 100; i++) {
+      const left = await admin.query(`select count(*)::int as n from pg_stat_activity where application_name = $1`, [applicationName]);
+      if (left.rows[0].n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const instance of [a, b]) {
+      const first = await token(instance, 'shared');
+      assert.ok(first.status === 200 || (first.status === 500 && first.body.includes(OPERATION_FAILED)), first.body);
+      for (let i = 0; i < 3; i++) assert.equal((await token(instance, 'shared', i % 2 === 0 ? soap : get)).value, 'changed');
+      assert.equal(instance.process.exitCode, null, 'still running');
+    }
+  });
+});

@@ -91,7 +91,14 @@ export class Dispatcher {
       host: ex.header('host') ?? '',
       showTestForm: this.config.helpTestForm === 'all' || (this.config.helpTestForm === 'local' && ex.isLocal),
     });
-    return { service, reply: reply ?? pageReply(notFound()) };
+    return {
+      service,
+      reply:
+        reply ??
+        pageReply(
+          new PageError(404, 'The resource cannot be found.', 'This service has one service description, with no separate parts: ask for ?WSDL (or ?disco).'),
+        ),
+    };
   }
 
   private async soap(ex: Exchange, routes: ServiceRoutes): Promise<Omit<Outcome, 'service'>> {

@@ -145,7 +145,10 @@ async function main(): Promise<void> {
     return list;
   };
   const fields = ['id_student', 'fullName', 'id_device', 'ShowActive'];
-  const current = (list: readonly Record<string, string | null>[]): Buffer => Buffer.from(schoolWriter.soapBody(list), 'utf8');
+  const current = (list: readonly Record<string, string | null>[]): Buffer => {
+    const body = schoolWriter.soapBody(list);
+    return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.concat(body);
+  };
   const chunked = (list: readonly Record<string, string | null>[]): Buffer[] =>
     writeListChunks('GetStudentSchool', NS, 'StudentInfo', fields, list);
 

@@ -95,3 +95,38 @@ describe('mounted under a base path, with a public URL', () => {
     assert.match(res.body.toString(), /action="\/School\/PushNotificationMobile\.asmx\/GetTokenDevice"/);
   });
 });
+
+describe('a large school', () => {
+  let server: TestServer;
+  const students = Array.from({ length: 1200 }, (_, i) => ({
+    id_student: String(i),
+    fullName: `Élève ${i} <&>`,
+    id_device: `dev-${i}`,
+    ShowActive: '1',
+    school_base_url: 'http://big.example',
+  }));
+  before(async () => {
+    server = await startTestServer({ dataset: { students } });
+  });
+  after(() => server.close());
+
+  it('answers every student, in order, under one exact Content-Length, never chunked', async () => {
+    for (const req of [
+      { method: 'GET', path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fbig.example&show_active=1' },
+      {
+        method: 'POST',
+        path: '/NotificationNotes.asmx',
+        headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', '"http://tempuri.org/GetStudentSchool"']] as [string, string][],
+        body: '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetStudentSchool xmlns="http://tempuri.org/"><school_base_url>http://big.example</school_base_url><show_active>49</show_active></GetStudentSchool></soap:Body></soap:Envelope>',
+      },
+    ]) {
+      const res = await rawRequest(server.url, req);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('transfer-encoding'), undefined);
+      assert.equal(Number(res.headers.get('content-length')), res.body.length);
+      const ids = [...res.body.toString('utf8').matchAll(/<id_student>(\d+)<\/id_student>/g)].map((m) => Number(m[1]));
+      assert.deepEqual(ids, students.map((_, i) => i));
+      assert.ok(res.body.toString('utf8').includes('<fullName>Élève 1199 &lt;&amp;&gt;</fullName>'));
+    }
+  });
+});

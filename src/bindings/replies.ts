@@ -11,6 +11,7 @@ import {
 } from '../errors/errors.js';
 import type { ServiceError } from '../errors/errors.js';
 import { escapeHtml } from '../xml/escape.js';
+import { wrapBody } from '../xml/chunked-text.js';
 import { XML_DECLARATION } from '../xml/namespaces.js';
 import type { ResultWriter } from '../xml/result-writer.js';
 import type { ResultValue } from '../contract/types.js';
@@ -26,7 +27,7 @@ export function soapReply(version: SoapVersion, writer: ResultWriter, value: Res
   return {
     status: 200,
     contentType: version.contentType,
-    body: version.head + writer.soapBody(value) + version.tail,
+    body: wrapBody(version.head, writer.soapBody(value), version.tail),
     invoked: true,
   };
 }
@@ -62,7 +63,7 @@ const TEXT_XML = 'text/xml; charset=utf-8';
 export function httpReply(writer: ResultWriter, value: ResultValue): Reply {
   const doc = writer.httpDocument(value);
   if (doc === null) return { status: 200, contentType: null, body: '', invoked: true };
-  return { status: 200, contentType: TEXT_XML, body: `${XML_DECLARATION}\n${doc}`, invoked: true };
+  return { status: 200, contentType: TEXT_XML, body: wrapBody(`${XML_DECLARATION}\n`, doc, ''), invoked: true };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ArgValue } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
+import type { Body } from '../xml/chunked-text.js';
 
 /** The binding names, as logs and metrics label them. */
 export type BindingName = 'soap11' | 'soap12' | 'httpget' | 'httppost';
@@ -16,7 +17,8 @@ export interface Reply {
   readonly status: number;
   /** Null sends no Content-Type at all (ASMX's void GET/POST answers). */
   readonly contentType: string | null;
-  readonly body: string;
+  /** One string, or UTF-8 pieces for a large answer (sent under one Content-Length). */
+  readonly body: Body;
   /** Raised once the operation was invoked: ASMX then sends `Cache-Control: private, max-age=0`. */
   readonly invoked: boolean;
   readonly headers?: ReadonlyArray<readonly [string, string]>;

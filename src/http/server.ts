@@ -161,18 +161,24 @@ function hasBody(req: IncomingMessage): boolean {
 
 function write(res: ServerResponse, outcome: Outcome, requestId: string, closeAfter: boolean, workerPid: string | null): void {
   const { reply } = outcome;
-  const body = Buffer.from(reply.body, 'utf8');
+  const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
   const headers: Record<string, string | number> = {
     'Cache-Control': reply.invoked ? 'private, max-age=0' : 'private',
   };
   if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  headers['Content-Length'] = body.length;
+  headers['Content-Length'] = Buffer.isBuffer(body) ? body.length : body.reduce((n, b) => n + b.length, 0);
   headers['X-Request-Id'] = requestId;
   if (workerPid !== null) headers['X-Sis-Worker-Pid'] = workerPid;
   for (const [name, value] of reply.headers ?? []) headers[name] = value;
   // A refused body was not read to its end, and a draining server takes no further requests.
   if (closeAfter) headers['Connection'] = 'close';
   res.writeHead(reply.status, headers);
-  res.end(body);
+  if (Buffer.isBuffer(body)) res.end(body);
+  else {
+    // Pieces of a large answer go out together: cork, write each, uncork on end.
+    res.cork();
+    for (const piece of body) res.write(piece);
+    res.end();
+  }
   if (closeAfter) res.on('finish', () => res.socket?.destroySoon());
 }

@@ -1,4 +1,6 @@
 import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
+import { ChunkedText } from './chunked-text.js';
+import type { Body } from './chunked-text.js';
 import { escapeText } from './escape.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';
 
@@ -11,9 +13,12 @@ import { XSD_NS, XSI_NS } from './namespaces.js';
  * self-closes. All strings that do not depend on the value are built once, here.
  */
 export interface ResultWriter {
-  soapBody(value: ResultValue): string;
-  httpDocument(value: ResultValue): string | null;
+  soapBody(value: ResultValue): Body;
+  httpDocument(value: ResultValue): Body | null;
 }
+
+/** Lists longer than this are written in UTF-8 pieces rather than one string. */
+const CHUNKED_FROM = 256;
 
 const NS_DECLS = `xmlns:xsd="${XSD_NS}" xmlns:xsi="${XSI_NS}"`;
 
@@ -80,6 +85,13 @@ export function createResultWriter(opName: string, result: ResultSpec, namespace
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return empty;
           if (list.length === 0) return withResult(`<${res} />`);
+          if (list.length >= CHUNKED_FROM) {
+            const out = new ChunkedText();
+            out.add(`${open}<${res}>`);
+            for (const v of list) out.add(structCompact(item.name, item, v));
+            out.add(`</${res}>${close}`);
+            return out.finish();
+          }
           let out = `${open}<${res}>`;
           for (const v of list) out += structCompact(item.name, item, v);
           return `${out}</${res}>${close}`;
@@ -88,15 +100,27 @@ export function createResultWriter(opName: string, result: ResultSpec, namespace
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
           if (list.length === 0) return `<${root} ${NS_DECLS} xmlns="${ns}" />`;
-          let out = `<${root} ${NS_DECLS} xmlns="${ns}">`;
-          for (const v of list) {
-            if (v === null) {
-              out += `\n  <${item.name} xsi:nil="true" />`;
-              continue;
+          const items = (add: (text: string) => void): void => {
+            for (const v of list) {
+              if (v === null) {
+                add(`\n  <${item.name} xsi:nil="true" />`);
+                continue;
+              }
+              const inner = fieldsIndented(item, v, '    ');
+              add(inner === '' ? `\n  <${item.name} />` : `\n  <${item.name}>${inner}\n  </${item.name}>`);
             }
-            const inner = fieldsIndented(item, v, '    ');
-            out += inner === '' ? `\n  <${item.name} />` : `\n  <${item.name}>${inner}\n  </${item.name}>`;
+          };
+          if (list.length >= CHUNKED_FROM) {
+            const out = new ChunkedText();
+            out.add(`<${root} ${NS_DECLS} xmlns="${ns}">`);
+            items((t) => out.add(t));
+            out.add(`\n</${root}>`);
+            return out.finish();
           }
+          let out = `<${root} ${NS_DECLS} xmlns="${ns}">`;
+          items((t) => {
+            out += t;
+          });
           return `${out}\n</${root}>`;
         },
       };

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { XmlReadError } from '../errors/errors.js';
 
 /**
@@ -23,15 +24,35 @@ export function decodeXml(body: Buffer, charset: string | undefined): string {
   } else if (charset !== undefined && charset !== '') {
     encoding = charset.toLowerCase() === 'utf-16' ? 'utf-16le' : charset;
   }
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
-  } catch {
-    throw new XmlReadError(`System does not support '${charset ?? encoding}' encoding.`, true);
+  if (/^utf-?8$/i.test(encoding)) {
+    // The common case: a native validity check, then the fastest decoder.
+    const bytes = start === 0 ? body : body.subarray(start);
+    if (!isUtf8(bytes)) throw new XmlReadError('Invalid character in the given encoding.', true);
+    return bytes.toString('utf8');
   }
+  const decoder = decoderFor(encoding);
+  if (decoder === null) throw new XmlReadError(`System does not support '${charset ?? encoding}' encoding.`, true);
   try {
     return decoder.decode(start === 0 ? body : body.subarray(start));
   } catch {
     throw new XmlReadError('Invalid character in the given encoding.', true);
   }
+}
+
+const decoders = new Map<string, TextDecoder | null>();
+
+/** Decoders are stateless between whole-buffer calls: one per encoding label, made once. */
+function decoderFor(label: string): TextDecoder | null {
+  const key = label.toLowerCase();
+  let decoder = decoders.get(key);
+  if (decoder === undefined) {
+    try {
+      decoder = new TextDecoder(key, { fatal: true, ignoreBOM: true });
+    } catch {
+      decoder = null;
+    }
+    // Labels come from requests: remember only a bounded number.
+    if (decoders.size < 64) decoders.set(key, decoder);
+  }
+  return decoder;
 }

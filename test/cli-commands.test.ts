@@ -93,8 +93,8 @@ for (const target of storeTargets) {
       assert.equal(stats.code, 1);
       assert.match(stats.stderr, /run `sis migrate` \(or start the service\) first\n$/);
       if (target.name === 'SQLite') assert.equal(existsSync(db.url.slice('sqlite:'.length)), false, 'not created by a read');
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown}: applied migrations 1, 2 (schema version 2)\n`, stderr: '' });
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown} is up to date (schema version 2)\n`, stderr: '' });
+      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown}: applied migrations 1, 2, 3 (schema version 3)\n`, stderr: '' });
+      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown} is up to date (schema version 3)\n`, stderr: '' });
       assert.equal((await sis('stats', [], env)).code, 0);
     });
 
@@ -104,7 +104,7 @@ for (const target of storeTargets) {
       assert.equal((await sis('import', [file(JSON.stringify(DEMO_DATASET))], env)).code, 0);
       assert.deepEqual(await sis('stats', [], env), {
         code: 0,
-        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t2\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
+        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t3\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
         stderr: '',
       });
       assert.deepEqual(await sis('schools', [], env), {
@@ -226,12 +226,12 @@ describe('sis import: checking and reporting', () => {
 
   test('usage errors exit 2 with the usage; --help exits 0, for every command', async () => {
     for (const [name, args, message] of [
-      ['import', ['x.csv'], 'a CSV file holds one table: name it with --table students or --table devices'],
+      ['import', ['x.csv'], 'a CSV file holds one table: name it with --table students|devices|marks|push'],
       ['import', ['--format', 'json', '--table', 'students', 'x'], '--table is for CSV files; a JSON file names its tables itself'],
       ['import', ['--format', 'xml', 'x'], '--format must be json or csv, not "xml"'],
       ['import', ['--table'], '--table needs a value'],
       ['import', ['--null', 'a,b', '--table', 'devices', 'x'], 'the null marker "a,b" must not contain a comma, a double quote or a line break'],
-      ['export', ['--format', 'csv'], 'a CSV file holds one table: name it with --table students or --table devices'],
+      ['export', ['--format', 'csv'], 'a CSV file holds one table: name it with --table students|devices|marks|push'],
       ['export', ['extra'], 'unexpected argument "extra"'],
       ['export', ['--replace'], 'unknown option --replace'],
       ['stats', ['--verbose'], 'unknown option --verbose'],

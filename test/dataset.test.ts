@@ -79,10 +79,10 @@ describe('parseDataset: records', () => {
   });
 
   const cases: [string, string][] = [
-    ['[]', '(top level): expected an object with "students" and/or "devices" arrays, found an array'],
-    ['null', '(top level): expected an object with "students" and/or "devices" arrays, found null'],
-    ['{"student": []}', 'student: unknown top-level member; expected "students" or "devices"'],
-    ['{"a b": 1}', '["a b"]: unknown top-level member; expected "students" or "devices"'],
+    ['[]', '(top level): expected an object with "students", "devices", "marks" or "push" members, found an array'],
+    ['null', '(top level): expected an object with "students", "devices", "marks" or "push" members, found null'],
+    ['{"student": []}', 'student: unknown top-level member; expected "students", "devices", "marks" or "push"'],
+    ['{"a b": 1}', '["a b"]: unknown top-level member; expected "students", "devices", "marks" or "push"'],
     ['{"students": {}}', 'students: expected an array, found an object'],
     ['{"devices": null}', 'devices: expected an array, found null'],
     ['{"devices": ["a"]}', 'devices[0]: expected an object, found a string'],
@@ -111,7 +111,7 @@ describe('parseDataset: records', () => {
   test('every problem is reported at once, up to a limit', () => {
     const text = JSON.stringify({ students: [{ id_student: 1 }, { id_student: '2', fullName: 2 }], devices: [{ id: 'x', x: 1 }], extra: 1 });
     assert.deepEqual(problemsOf(text), [
-      'extra: unknown top-level member; expected "students" or "devices"',
+      'extra: unknown top-level member; expected "students", "devices", "marks" or "push"',
       'students[0].id_student: expected a string (the key), found a number (1)',
       'students[1].fullName: expected a string or null, found a number (2)',
       'devices[0].x: unknown field; expected id, token',

@@ -36,7 +36,12 @@ const student = (id: string, school = 'http://s.example', active = '1'): Student
 const ids = (rows: readonly StudentRecord[]): string[] => rows.map((r) => r.id_student);
 
 async function exported(store: SqlStore, tables: readonly TableName[] = ['students', 'devices']) {
-  const out: { students: StudentRecord[]; devices: TableRecord['devices'][] } = { students: [], devices: [] };
+  const out: { students: StudentRecord[]; devices: TableRecord['devices'][]; marks: TableRecord['marks'][]; push: TableRecord['push'][] } = {
+    students: [],
+    devices: [],
+    marks: [],
+    push: [],
+  };
   const counts = await store.admin.export(tables, {
     async rows(table, rows) {
       (out[table] as unknown[]).push(...rows);
@@ -64,7 +69,7 @@ for (const target of storeTargets) {
 
     test('a streamed import upserts as importDataset does: stored rows keep their place, new ones follow in file order', async () => {
       await withStore(target, async (store) => {
-        assert.deepEqual(await store.admin.importStream(json(DEMO_DATASET)), { students: 5, devices: 5 });
+        assert.deepEqual(await store.admin.importStream(json(DEMO_DATASET)), { students: 5, devices: 5, marks: 0, push: 0 });
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '0'), [DEMO_DATASET.students![4]]);
         assert.equal(await store.deviceToken('ws'), '  padded  \r\n  text\t');
         await store.admin.importStream(json({ students: [student('z', 'http://school-a.example'), { ...DEMO_DATASET.students![0]!, fullName: 'Renamed' }] }));
@@ -126,7 +131,7 @@ for (const target of storeTargets) {
         assert.equal(await store.deviceToken('only'), 'x');
         assert.equal((await store.studentsOfSchool('http://school-a.example', '1')).length, 2, 'students untouched');
         const report = await store.admin.importStream(json({ students: [student('dry')], devices: [] }), { replace: true, dryRun: true });
-        assert.deepEqual(report, { students: 1, devices: 0 });
+        assert.deepEqual(report, { students: 1, devices: 0, marks: 0, push: 0 });
         assert.equal((await store.studentsOfSchool('http://school-a.example', '1')).length, 2);
         assert.deepEqual(await store.studentsOfSchool('http://s.example', '1'), []);
         await store.admin.importStream(json({ students: [student('r')] }), { replace: true });
@@ -142,7 +147,7 @@ for (const target of storeTargets) {
         const devices = ['b', 'B', 'a', '\u00e9', '\u{1F600}', '', 'a b', 'Z'].map((id) => ({ id, token: id === 'Z' ? null : `t-${id}` }));
         await store.admin.importStream(json({ students, devices }));
         const out = await exported(store);
-        assert.deepEqual(out.counts, { students: n, devices: devices.length });
+        assert.deepEqual(out.counts, { students: n, devices: devices.length, marks: 0, push: 0 });
         assert.deepEqual(ids(out.students), ids(students));
         assert.deepEqual(out.students[0], students[0]);
         assert.deepEqual(
@@ -151,7 +156,7 @@ for (const target of storeTargets) {
         );
         assert.equal(out.devices.find((d) => d.id === 'Z')!.token, null);
         const onlyDevices = await exported(store, ['devices']);
-        assert.deepEqual(onlyDevices.counts, { students: 0, devices: devices.length });
+        assert.deepEqual(onlyDevices.counts, { students: 0, devices: devices.length, marks: 0, push: 0 });
       });
     });
 
@@ -201,18 +206,20 @@ for (const target of storeTargets) {
       const db = await target.fresh();
       await assert.rejects(openStore(db.url, { migrations: 'require' }), (error: unknown) => error instanceof MigrationError && /sis migrate/.test(error.message));
       const first = await openStore(db.url);
-      assert.deepEqual(first.migrationsApplied, [1, 2]);
+      assert.deepEqual(first.migrationsApplied, [1, 2, 3]);
       await first.close();
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes.
-      await db.sql(`delete from sis_migrations where version = 2`);
+      // Back to what version 1 was: without migration 2's indexes and migration 3's tables.
+      await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') await db.sql('drop index devices_id_bytes');
-      await assert.rejects(openStore(db.url, { migrations: 'require' }), /schema version 1, this program needs 2; run `sis migrate` first/);
+      for (const table of ['marks', 'push_settings', 'outbox']) await db.sql(`drop table ${table}`);
+      await db.sql('drop index auth_codes_phone_time');
+      await assert.rejects(openStore(db.url, { migrations: 'require' }), /schema version 1, this program needs 3; run `sis migrate` first/);
       const migrated = await openStore(db.url);
-      assert.deepEqual(migrated.migrationsApplied, [2]);
+      assert.deepEqual(migrated.migrationsApplied, [2, 3]);
       await migrated.close();
     });
   });

@@ -195,7 +195,7 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
       assert.equal((await read).value, 'tok-AAA-111');
 
       proxy.hold();
-      const write = soap.call(server.url, AuthCode, { code: 'c', phone: 'p' });
+      const write = soap.call(server.url, AuthCode, { code: 'c', phone: '+15550100123' });
       await sleep(200);
       proxy.cut();
       const { res } = await write;

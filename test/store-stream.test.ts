@@ -54,7 +54,7 @@ describe('streamed JSON dataset', () => {
       'line 5 column 57: member "id_student" appears twice in one object',
       'line 5: students[3].extra: unknown field; expected id_student, fullName, id_device, ShowActive, school_base_url',
       'line 5: students[3].ShowActive: expected a string or null, found a number (1)',
-      'unknown: unknown top-level member; expected "students" or "devices"',
+      'unknown: unknown top-level member; expected "students", "devices", "marks" or "push"',
       'line 8: devices[0].token: contains U+0001, a character XML 1.0 does not allow',
     ]);
     assert.deepEqual(
@@ -108,8 +108,8 @@ describe('streamed JSON dataset', () => {
   });
 
   test('top-level shapes', async () => {
-    assert.deepEqual((await json('[{"id": "a"}]')).problems, ['(top level): expected an object with "students" and/or "devices" arrays, found an array']);
-    assert.deepEqual((await json('null')).problems, ['(top level): expected an object with "students" and/or "devices" arrays, found null']);
+    assert.deepEqual((await json('[{"id": "a"}]')).problems, ['(top level): expected an object with "students", "devices", "marks" or "push" members, found an array']);
+    assert.deepEqual((await json('null')).problems, ['(top level): expected an object with "students", "devices", "marks" or "push" members, found null']);
     assert.deepEqual((await json('{}')).problems, []);
     assert.deepEqual((await json('{"students": null, "devices": {"id": "x"}}')).problems, [
       'students: expected an array, found null',

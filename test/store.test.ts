@@ -159,7 +159,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
 
     test('students of a school: exact match on school and ShowActive, in import order', async () => {
       await withStore(target, async (store) => {
-        assert.deepEqual(await store.importDataset(DEMO_DATASET), { students: 5, devices: 5 });
+        assert.deepEqual(await store.importDataset(DEMO_DATASET), { students: 5, devices: 5, marks: 0, push: 0 });
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '0')), ['3']);
         const [a1] = await store.studentsOfSchool('http://school-a.example', '1');
@@ -227,7 +227,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
         const report = await store.importDataset({
           students: [{ ...student('1'), fullName: 'Renamed' }, student('new'), student('9'), { ...student('b'), ShowActive: '0' }],
         });
-        assert.deepEqual(report, { students: 4, devices: 0 });
+        assert.deepEqual(report, { students: 4, devices: 0, marks: 0, push: 0 });
         const active = await store.studentsOfSchool('http://s.example', '1');
         assert.deepEqual(ids(active), ['9', '10', '1', 'a', 'new']);
         assert.equal(active.find((s) => s.id_student === '1')?.fullName, 'Renamed');
@@ -242,7 +242,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
       await withStore(target, async (store) => {
         const many = Array.from({ length: 2345 }, (_, i) => student(String(2345 - i), 'http://big.example'));
         const devices = Array.from({ length: 1234 }, (_, i) => ({ id: `d${i}`, token: `t${i}` }));
-        assert.deepEqual(await store.importDataset({ students: many, devices }), { students: 2345, devices: 1234 });
+        assert.deepEqual(await store.importDataset({ students: many, devices }), { students: 2345, devices: 1234, marks: 0, push: 0 });
         assert.deepEqual(ids(await store.studentsOfSchool('http://big.example', '1')), ids(many));
         assert.equal(await store.deviceToken('d1233'), 't1233');
       });

@@ -7,17 +7,21 @@ import type { Config } from '../config/config.js';
 import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../http/logger.js';
-import { services } from '../operations/index.js';
+import type { AuthCodePolicy } from '../operations/context.js';
+import { servicesFor } from '../operations/index.js';
 import { CountedStore } from '../ops/counted-store.js';
 import { Drainer } from '../ops/drain.js';
 import { Gate } from '../ops/gate.js';
 import { createMetrics } from '../ops/metrics.js';
 import { OpsEndpoints } from '../ops/ops-endpoints.js';
+import { OutboxWorker } from '../outbox/outbox-worker.js';
+import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../ops/ops-endpoints.js';
 import { createRateLimiter } from '../ops/rate-limit.js';
 import { parseDatabaseUrl } from '../store/database-url.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
+import type { OutboxStore } from '../store/outbox-types.js';
 import type { Store } from '../store/store.js';
 
 /** A running service: its server, its store, and how to stop both. */
@@ -62,6 +66,13 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     log.info(report, 'empty database: demo data loaded');
   }
   const counted = new CountedStore(store);
+  const services = servicesFor(config.results);
+  if (config.results === 'extended' && !pushSettingsProtected(config)) {
+    log.warn(
+      'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',
+    );
+  }
+  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null);
   const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -77,7 +88,12 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const metrics =
     options.metricsSource?.(registry) ?? (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
   const ops = new OpsEndpoints({ store, log, draining: () => state.draining, metrics });
-  const dispatcher = new Dispatcher(services, config, { store: counted, now: () => new Date() }, new MetadataEndpoint(config.namespace));
+  const authCodes: AuthCodePolicy = {
+    maxPerHour: config.authCodesPerHour,
+    message: (code) => config.smsMessage.split('{code}').join(code),
+  };
+  const context = { store: counted, now: () => new Date(), authCodes, onAuthCodeAccepted: () => outbox?.wake() };
+  const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -88,6 +104,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       });
     });
   } catch (err) {
+    await outbox?.stop();
     await gate.close();
     if (ownStore) await store.close();
     throw err;
@@ -109,6 +126,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     close() {
       closing ??= (async () => {
         const clean = await drainer.drain({ graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs }, log);
+        // The delivery in progress ends (and is recorded) while the store is still open.
+        await outbox?.stop();
         await gate.close();
         await store.close();
         return clean;
@@ -116,4 +135,39 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       return closing;
     },
   };
+}
+
+/** Whether the extended push settings are behind an API key or an allow-list. */
+function pushSettingsProtected(config: Config): boolean {
+  const covers = (services: readonly string[] | null): boolean => services === null || services.includes('PushNotificationMobile');
+  return (config.apiKeys.length > 0 && covers(config.apiKeyServices)) || (config.allowFrom.length > 0 && covers(config.allowFromServices));
+}
+
+function isOutboxStore(store: Store): store is Store & OutboxStore {
+  return typeof (store as Partial<OutboxStore>).claimOutbox === 'function';
+}
+
+/**
+ * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
+ * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
+ */
+function startOutbox(config: Config, log: Logger, store: OutboxStore | null): OutboxWorker | null {
+  const webhook = config.smsWebhook;
+  if (webhook === null) {
+    log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
+    return null;
+  }
+  if (store === null) return null;
+  const { pollMs, maxAttempts, backoffMs, leaseMs } = config.outbox;
+  const worker = new OutboxWorker(store, createWebhookDeliver(webhook), log, {
+    pollMs,
+    leaseMs,
+    maxAttempts,
+    // Doubling from the base, capped at 5 minutes (or at the base itself when that is longer).
+    backoffMs: (attempt) => Math.max(backoffMs, Math.min(backoffMs * 2 ** (attempt - 1), 300_000)),
+    batch: 20,
+  });
+  worker.start();
+  log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
+  return worker;
 }

@@ -1,5 +1,5 @@
 /**
- * `sis export`: writes the stored students and devices in the format `sis import` reads, streamed
+ * `sis export`: writes the stored students, devices, marks and push settings in the format `sis import` reads, streamed
  * page by page from one snapshot. An import of the output into an empty database, exported again,
  * gives the same bytes.
  */
@@ -8,29 +8,31 @@ import type { WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../store/csv.js';
-import { plural } from '../store/dataset.js';
 import { csvFormatter, jsonFormatter } from '../store/export-format.js';
 import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
 import { optionValue, parseArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';
+import { describeRows } from './import-command.js';
 import type { Command } from './command.js';
 import { CommandError, errorMessage, processOutput, usageError, writeText } from './output.js';
 import type { CommandOutput, TextSink } from './output.js';
 
-const USAGE = `Usage: sis export [--format json|csv] [--table students|devices] [--null TEXT] [--output FILE]
+const USAGE = `Usage: sis export [--format json|csv] [--table students|devices|marks|push] [--null TEXT] [--output FILE]
 
-Writes the students and devices stored in the database named by SIS_DATABASE_URL in the
-format \`sis import\` reads, from one consistent snapshot, streamed (memory stays small
-whatever the database's size): students in the service's order (first imported first),
-devices in byte order of their id. Importing the output into an empty database and
-exporting again gives the same bytes. The database is not changed (nor migrated).
+Writes the students, devices, marks and push settings stored in the database named by
+SIS_DATABASE_URL in the format \`sis import\` reads, from one consistent snapshot, streamed
+(memory stays small whatever the database's size): students in the service's order (first
+imported first), devices in byte order of their id, marks in import order, push settings as
+one object (left out of JSON when none are stored). Importing the output into an empty
+database and exporting again gives the same bytes. The database is not changed (nor migrated).
 
 Options:
   --format json|csv          json (the default, or an --output name not ending in .csv):
                              both tables, or --table's, one record per line;
                              csv: one table, named by --table, with a header row
-  --table students|devices   the table to write (required for CSV)
+  --table TABLE              the table to write: students, devices, marks or push
+                             (required for CSV)
   --null TEXT                CSV: how null is written (default \\N); a value equal to it is quoted
   --output FILE              write FILE (replaced only once complete) instead of standard output
   -h, --help                 show this help
@@ -40,7 +42,7 @@ Exit status: 0 written, 1 database or file error, 2 usage error.
 
 const SPECS = [
   { name: 'format', value: true, choices: ['json', 'csv'] },
-  { name: 'table', value: true, choices: ['students', 'devices'] },
+  { name: 'table', value: true, choices: TABLE_NAMES },
   { name: 'null', value: true },
   { name: 'output', value: true },
 ] as const;
@@ -48,7 +50,7 @@ const SPECS = [
 export function createExportCommand(output: CommandOutput = processOutput): Command {
   return {
     name: 'export',
-    summary: 'write the students and devices as JSON or CSV, as `sis import` reads them',
+    summary: 'write the stored data as JSON or CSV, as `sis import` reads it',
     usage: USAGE,
     async run(args, env) {
       const parsed = parseArgs(args, SPECS);
@@ -63,7 +65,7 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
       const table = optionValue(parsed, 'table') as TableName | undefined;
       const nullOption = optionValue(parsed, 'null');
       if (format === 'csv' && table === undefined) {
-        return usageError(output, 'export', USAGE, 'a CSV file holds one table: name it with --table students or --table devices');
+        return usageError(output, 'export', USAGE, `a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}`);
       }
       if (format === 'json' && nullOption !== undefined) return usageError(output, 'export', USAGE, '--null is for CSV; JSON writes null itself');
       let nullMarker = DEFAULT_NULL_MARKER;
@@ -88,7 +90,7 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
           await writeText(sink, formatter.end());
           if (target !== null) {
             await target.commit();
-            const what = tables.map((t) => plural(counts[t], t === 'students' ? 'student' : 'device')).join(' and ');
+            const what = describeRows(counts, tables);
             output.stdout.write(`exported ${what} from ${db.shownUrl} to ${file}\n`);
           }
           return 0;

@@ -14,6 +14,7 @@ import { decodeUtf8, InvalidUtf8Error } from '../store/import-items.js';
 import type { ImportItem, ImportSource } from '../store/import-items.js';
 import { jsonDatasetSource } from '../store/json-stream.js';
 import { openStore } from '../store/open-store.js';
+import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
 import type { SqlStore } from '../store/sql-store.js';
 import { optionValue, parseArgs } from './args.js';
@@ -27,32 +28,38 @@ export type { CommandOutput };
 
 const USAGE = `Usage: sis import [options] FILE
 
-Loads students and devices from FILE ("-": standard input) into the database named by
-SIS_DATABASE_URL (default sqlite:./data/sis.db), creating and migrating it if needed.
-The file is streamed: memory stays small whatever its size.
+Loads students, devices, marks and push settings from FILE ("-": standard input) into the
+database named by SIS_DATABASE_URL (default sqlite:./data/sis.db), creating and migrating it
+if needed. The file is streamed: memory stays small whatever its size.
 
 Formats:
-  json  the default: {"students": [...], "devices": [...]}, either member optional; see
-        schema/dataset.schema.json and examples/dataset.json.
+  json  the default: {"students": [...], "devices": [...], "marks": [...], "push": {...}},
+        every member optional; see schema/dataset.schema.json, examples/dataset.json and
+        examples/extended-dataset.json.
   csv   chosen by --table (which names the file's one table), --format csv or a FILE name
         ending in .csv. The first row names the columns (students: id_student, fullName,
-        id_device, ShowActive, school_base_url; devices: id, token), in any order; the key
-        is required and a missing column is null. Fields are quoted RFC 4180 style ("" for
-        a quote inside). An unquoted \\N is null (see --null); an empty field is an empty
-        string; a quoted "\\N" is the text \\N. Lines end with LF or CRLF; blank lines are
-        skipped.
+        id_device, ShowActive, school_base_url; devices: id, token; marks: id_student,
+        SubjectID, SubjectName, Mark, Term, MarkDate, Note; push: ServerKey, SenderId, one
+        row), in any order; the key (marks: id_student and SubjectID) is required and a
+        missing column is null. Fields are quoted RFC 4180 style ("" for a quote inside).
+        An unquoted \\N is null (see --null); an empty field is an empty string; a quoted
+        "\\N" is the text \\N. Lines end with LF or CRLF; blank lines are skipped.
 
 Records are upserted by key (id_student, id): stored ones are updated and keep their order,
-new ones come after them in file order. Every problem is reported with its line; if there is
-any, nothing is written: the import is all or nothing (one transaction).
+new ones come after them in file order. Marks have no key: every student the file has marks
+for gets exactly the file's marks, in file order (other students keep theirs). Push settings
+replace the stored ones. Every problem is reported with its line; if there is any, nothing
+is written: the import is all or nothing (one transaction).
 
 Options:
   --format json|csv          the file's format (default: csv with --table or a .csv name)
-  --table students|devices   the table a CSV file holds (required for CSV)
+  --table TABLE              the table a CSV file holds: students, devices, marks or push
+                             (required for CSV)
   --null TEXT                CSV: the unquoted field that means null (default \\N; --null ''
                              reads PostgreSQL's CSV default, an unquoted empty field)
   --replace                  first remove the stored rows of the file's tables (JSON: students
-                             and devices; CSV: its table), in the same transaction
+                             and devices, and marks and push when the file has them; CSV:
+                             its table), in the same transaction
   --dry-run                  check the file and report every problem; the database is not
                              opened and nothing is written
   -h, --help                 show this help
@@ -64,7 +71,7 @@ error, 2 usage error.
 
 const SPECS = [
   { name: 'format', value: true, choices: ['json', 'csv'] },
-  { name: 'table', value: true, choices: ['students', 'devices'] },
+  { name: 'table', value: true, choices: TABLE_NAMES },
   { name: 'null', value: true },
   { name: 'replace' },
   { name: 'dry-run' },
@@ -88,7 +95,7 @@ export function createImportCommand(output: CommandOutput = processOutput, stdin
 
   return {
     name: 'import',
-    summary: 'load students and devices from a JSON dataset or a CSV table (streamed, all or nothing)',
+    summary: 'load a JSON dataset or a CSV table (students, devices, marks, push) streamed, all or nothing',
     usage: USAGE,
     async run(args, env) {
       const plan = makePlan(args);
@@ -150,7 +157,7 @@ export function createImportCommand(output: CommandOutput = processOutput, stdin
         if (plan.dryRun) {
           output.stdout.write(`${plan.name}: valid, ${what} (dry run: nothing was written)\n`);
         } else {
-          const replaced = plan.replace ? `, replacing the previous ${source.tables.join(' and ')}` : '';
+          const replaced = plan.replace ? `, replacing the previous ${listText(source.tables.map((t) => (t === 'push' ? 'push settings' : t)))}` : '';
           output.stdout.write(`imported ${what} into ${into}${replaced}\n`);
         }
         return 0;
@@ -178,7 +185,7 @@ function makePlan(args: readonly string[]): Plan | { error: string } | { help: t
   // A table name or a .csv file name says CSV; --format says it when neither does (standard input).
   const format = (optionValue(parsed, 'format') ?? (table !== null || /\.csv$/i.test(file) ? 'csv' : 'json')) as 'json' | 'csv';
   const nullOption = optionValue(parsed, 'null');
-  if (format === 'csv' && table === null) return { error: 'a CSV file holds one table: name it with --table students or --table devices' };
+  if (format === 'csv' && table === null) return { error: `a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}` };
   if (format === 'json' && table !== null) return { error: '--table is for CSV files; a JSON file names its tables itself' };
   if (format === 'json' && nullOption !== undefined) return { error: '--null is for CSV files; JSON writes null itself' };
   let nullMarker = DEFAULT_NULL_MARKER;
@@ -222,7 +229,14 @@ function openSource(plan: Plan, stdin: AsyncIterable<Uint8Array | string>, progr
       yield batch;
     }
   }
-  return { ...source, items: counted() };
+  return {
+    items: counted(),
+    // Read when asked: a JSON file's tables are known only once it has been read.
+    get tables() {
+      return source.tables;
+    },
+    labelled: source.labelled,
+  };
 }
 
 /** A dry run checks the file in a scratch SQLite database: the real one is not even opened. */
@@ -240,9 +254,14 @@ async function dryRun(run: (store: SqlStore, into: string) => Promise<number>): 
   }
 }
 
-function describeRows(report: BulkImportReport, tables: readonly TableName[]): string {
-  const parts = tables.map((t) => plural(report[t], t === 'students' ? 'student' : 'device'));
-  return parts.join(' and ');
+/** `5 students and 5 devices`, `5 students, 0 devices, 12 marks and the push settings`. */
+export function describeRows(report: BulkImportReport, tables: readonly TableName[]): string {
+  return listText(tables.map((t) => (t === 'push' ? (report.push > 0 ? 'the push settings' : 'no push settings') : plural(report[t], t.slice(0, -1)))));
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listText(parts: readonly string[]): string {
+  return parts.length <= 2 ? parts.join(' and ') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
 
 function readFailure(file: string, error: unknown): Error {

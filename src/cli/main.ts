@@ -5,10 +5,11 @@ import { exportCommand } from './export-command.js';
 import { statsCommand, schoolsCommand, studentsCommand } from './report-commands.js';
 import { devicesCommand } from './devices-command.js';
 import { migrateCommand } from './migrate-command.js';
+import { outboxCommand } from './outbox-command.js';
 import { hashKeyCommand } from '../ops/hash-key-command.js';
 import { serveCommand } from './serve-command.js';
 
-const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, hashKeyCommand];
+const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, hashKeyCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

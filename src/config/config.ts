@@ -7,12 +7,30 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
+import type { ResultsMode } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
 import { mergeConfigFile } from '../ops/config-file.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from '../ops/parse-settings.js';
 import type { Parsed, RateLimit } from '../ops/parse-settings.js';
 
-export type { RateLimit };
+export type { RateLimit, ResultsMode };
+
+/** The SMS gateway AuthCode's messages are posted to. */
+export interface SmsWebhook {
+  readonly url: string;
+  /** Keys the HMAC-SHA256 signature of each body. */
+  readonly secret: string;
+  readonly timeoutMs: number;
+}
+
+/** How the outbox worker delivers: see src/outbox/outbox-worker.ts. */
+export interface OutboxSettings {
+  readonly pollMs: number;
+  readonly maxAttempts: number;
+  /** Delay before the second attempt; it doubles with each attempt, up to 5 minutes (or this, when longer). */
+  readonly backoffMs: number;
+  readonly leaseMs: number;
+}
 
 export interface Config {
   readonly port: number;
@@ -64,7 +82,18 @@ export interface Config {
   readonly redisUrl: string | null;
   /** PEM certificate and key: the server speaks HTTPS. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;
+  /** documented: marks and push settings answer empty, as the spec shows them; extended: with their fields. */
+  readonly results: ResultsMode;
+  /** Most codes AuthCode accepts for one phone within an hour; 0: no limit. */
+  readonly authCodesPerHour: number;
+  /** The SMS text; `{code}` stands for the code. */
+  readonly smsMessage: string;
+  /** Where codes are delivered; null: messages wait in the outbox. */
+  readonly smsWebhook: SmsWebhook | null;
+  readonly outbox: OutboxSettings;
 }
+
+export const DEFAULT_SMS_MESSAGE = 'Your verification code is {code}';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/sis.db';
 
@@ -199,12 +228,51 @@ export function loadConfig(processEnv: Env = process.env): Config {
     rateLimit: parsed('SIS_RATE_LIMIT', null, parseRateLimit),
     redisUrl: redisUrl === '' ? null : redisUrl,
     tls: loadTls(env['SIS_TLS_CERT'], env['SIS_TLS_KEY'], problems),
+    results: oneOf('SIS_RESULTS', 'documented', ['documented', 'extended'] as const),
+    authCodesPerHour: int('SIS_AUTH_CODES_PER_HOUR', 5, 0, 1_000_000),
+    smsMessage: str('SIS_SMS_MESSAGE', DEFAULT_SMS_MESSAGE),
+    smsWebhook: null,
+    outbox: {
+      pollMs: int('SIS_OUTBOX_POLL_MS', 1000, 10, 3_600_000),
+      maxAttempts: int('SIS_OUTBOX_MAX_ATTEMPTS', 8, 1, 100),
+      backoffMs: int('SIS_OUTBOX_BACKOFF_MS', 1000, 1, 3_600_000),
+      leaseMs: int('SIS_OUTBOX_LEASE_MS', 30_000, 1000, 3_600_000),
+    },
   };
+  if (!config.smsMessage.includes('{code}')) {
+    problems.push(`SIS_SMS_MESSAGE=${JSON.stringify(config.smsMessage)}: expected a text with {code} where the code goes`);
+  }
+  const smsWebhook = loadSmsWebhook(env, int('SIS_SMS_WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000), problems);
+  if (smsWebhook !== null && config.outbox.leaseMs <= smsWebhook.timeoutMs) {
+    problems.push(
+      `SIS_OUTBOX_LEASE_MS=${config.outbox.leaseMs}: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS (${smsWebhook.timeoutMs}), or a delivery still waiting for the gateway could be taken by another worker`,
+    );
+  }
   if (/["\\\r\n]/.test(config.authRealm)) {
     problems.push(`SIS_AUTH_REALM=${JSON.stringify(config.authRealm)}: expected text without quotes, backslashes or line breaks`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return { ...config, smsWebhook };
+}
+
+/** The gateway settings; neither the URL (it may carry credentials) nor the secret is ever echoed. */
+function loadSmsWebhook(env: Env, timeoutMs: number, problems: string[]): SmsWebhook | null {
+  const url = env['SIS_SMS_WEBHOOK_URL'] ?? '';
+  const secret = env['SIS_SMS_WEBHOOK_SECRET'] ?? '';
+  if (url === '') {
+    if (secret !== '') problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
+    return null;
+  }
+  let ok = false;
+  try {
+    const parsed = new URL(url);
+    ok = parsed.protocol === 'http:' || parsed.protocol === 'https:';
+  } catch {
+    // reported below
+  }
+  if (!ok) problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
+  if (secret === '') problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
+  return ok && secret !== '' ? { url, secret, timeoutMs } : null;
 }
 
 /** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */

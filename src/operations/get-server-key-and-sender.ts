@@ -1,13 +1,25 @@
 import { defineOperation } from '../contract/define.js';
 import type { OperationContext } from './context.js';
+import { PushSettings } from './push-settings.js';
 
+const base = { service: 'PushNotificationMobile', name: 'GetServerKeyAndSender', params: [] } as const;
+
+/** As the spec documents it: the answer is empty. */
 export const GetServerKeyAndSender = defineOperation({
-  service: 'PushNotificationMobile',
-  name: 'GetServerKeyAndSender',
+  ...base,
   doc: 'Requests the server key and sender for push notifications. The documented answer is empty.',
-  params: [],
   result: { kind: 'void' },
   async run(_args, _ctx: OperationContext) {
-    // The spec shows this result empty; extended results are a separate mode.
+    // The spec shows this result with no fields; SIS_RESULTS=extended answers them.
+  },
+});
+
+/** Extended results: the stored push settings (null when none are stored). */
+export const GetServerKeyAndSenderExtended = defineOperation({
+  ...base,
+  doc: 'Answers the server key and sender id the sender of push notifications needs.',
+  result: { kind: 'struct', struct: PushSettings },
+  async run(_args, ctx: OperationContext) {
+    return ctx.store.pushSettings();
   },
 });

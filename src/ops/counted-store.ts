@@ -1,4 +1,14 @@
-import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from '../store/store.js';
+import type {
+  AuthCodeOutcome,
+  AuthCodeRequest,
+  Dataset,
+  ImportOptions,
+  ImportReport,
+  MarkRecord,
+  PushSettingsRecord,
+  Store,
+  StudentRecord,
+} from '../store/store.js';
 
 /**
  * A Store that counts its calls in progress, for the `sis_db_calls_in_flight` gauge: the store
@@ -24,6 +34,18 @@ export class CountedStore implements Store {
 
   deviceToken(id: string): Promise<string | null> {
     return this.count(() => this.inner.deviceToken(id));
+  }
+
+  marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
+    return this.count(() => this.inner.marksOf(studentId, subjectId));
+  }
+
+  pushSettings(): Promise<PushSettingsRecord | null> {
+    return this.count(() => this.inner.pushSettings());
+  }
+
+  acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    return this.count(() => this.inner.acceptAuthCode(request));
   }
 
   recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {

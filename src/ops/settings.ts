@@ -42,6 +42,16 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_REDIS_URL', default: '', meaning: 'Redis shared by instances for rate limits (redis://…)' },
   { name: 'SIS_TLS_CERT', default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
   { name: 'SIS_TLS_KEY', default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
+  { name: 'SIS_RESULTS', default: 'documented', meaning: 'documented (marks and push settings empty, as the spec) or extended' },
+  { name: 'SIS_AUTH_CODES_PER_HOUR', default: '5', meaning: 'most codes AuthCode accepts per phone within an hour (0 = no limit)' },
+  { name: 'SIS_SMS_MESSAGE', default: 'Your verification code is {code}', meaning: 'SMS text; {code} is replaced by the code' },
+  { name: 'SIS_SMS_WEBHOOK_URL', default: '', meaning: 'SMS gateway webhook (http/https); unset = messages wait in the outbox' },
+  { name: 'SIS_SMS_WEBHOOK_SECRET', default: '', meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL' },
+  { name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS', default: '10000', meaning: 'longest wait for the gateway per attempt' },
+  { name: 'SIS_OUTBOX_POLL_MS', default: '1000', meaning: 'how often the outbox worker looks for due messages' },
+  { name: 'SIS_OUTBOX_MAX_ATTEMPTS', default: '8', meaning: 'delivery attempts before a message is marked failed' },
+  { name: 'SIS_OUTBOX_BACKOFF_MS', default: '1000', meaning: 'delay before the 2nd attempt, doubled for each next one (at most 5 min)' },
+  { name: 'SIS_OUTBOX_LEASE_MS', default: '30000', meaning: 'how long a claimed message is reserved for its worker' },
 ];
 
 export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

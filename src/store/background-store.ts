@@ -8,7 +8,18 @@ import type { OpenStoreOptions } from './open-store.js';
 import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
 import type { SqlStore } from './sql-store.js';
-import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from './store.js';
+import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
+import type {
+  AuthCodeOutcome,
+  AuthCodeRequest,
+  Dataset,
+  ImportOptions,
+  ImportReport,
+  MarkRecord,
+  PushSettingsRecord,
+  Store,
+  StudentRecord,
+} from './store.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';
@@ -18,7 +29,7 @@ export class StoreNotReadyError extends Error {
   }
 }
 
-export class BackgroundStore implements Store {
+export class BackgroundStore implements Store, OutboxStore {
   /** Resolves with the opened store; rejects if opening gave up (an error retrying cannot cure) or was closed first. */
   readonly opened: Promise<SqlStore>;
   readonly #abort = new AbortController();
@@ -44,8 +55,40 @@ export class BackgroundStore implements Store {
     return this.#call((s) => s.deviceToken(id));
   }
 
+  marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
+    return this.#call((s) => s.marksOf(studentId, subjectId));
+  }
+
+  pushSettings(): Promise<PushSettingsRecord | null> {
+    return this.#call((s) => s.pushSettings());
+  }
+
+  acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    return this.#call((s) => s.acceptAuthCode(request));
+  }
+
   recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
     return this.#call((s) => s.recordAuthCode(code, phone, at));
+  }
+
+  claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {
+    return this.#call((s) => s.claimOutbox(worker, now, leaseMs, limit));
+  }
+
+  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
+    return this.#call((s) => s.finishOutbox(id, worker, outcome));
+  }
+
+  listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]> {
+    return this.#call((s) => s.listOutbox(filter));
+  }
+
+  retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number> {
+    return this.#call((s) => s.retryOutbox(ids, now));
+  }
+
+  outboxCounts(): Promise<Readonly<Record<OutboxState, number>>> {
+    return this.#call((s) => s.outboxCounts());
   }
 
   importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport> {

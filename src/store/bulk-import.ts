@@ -8,7 +8,7 @@ import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import { plural } from './dataset.js';
 import type { ImportRow, ImportSource } from './import-items.js';
-import { TABLE_FIELDS, TABLE_NAMES } from './record-check.js';
+import { KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS, TABLE_NAMES } from './record-check.js';
 import type { TableName } from './record-check.js';
 import type { Database, DialectName } from './schema.js';
 import { lockForWrite, pinnedTransaction } from './transaction.js';
@@ -24,10 +24,7 @@ export interface BulkImportOptions {
   readonly onPhase?: (phase: 'checking' | 'writing') => void;
 }
 
-export interface BulkImportReport {
-  readonly students: number;
-  readonly devices: number;
-}
+export type BulkImportReport = Readonly<Record<TableName, number>>;
 
 export class ImportRejectedError extends Error {
   readonly code = 'ERR_IMPORT_REJECTED';
@@ -46,6 +43,8 @@ const BATCH_ROWS: Readonly<Record<DialectName, number>> = { postgres: 5000, sqli
 const PAGE_ROWS = 1000;
 
 const stage = (table: TableName): string => `sis_stage_${table}`;
+/** The stored table each importable one goes to. */
+const STORED_TABLE: Readonly<Record<TableName, string>> = { students: 'students', devices: 'devices', marks: 'marks', push: 'push_settings' };
 /** Temporary tables named with their schema, never mistaken for a table of the database's schema. */
 const temp = (dialect: DialectName, name: string): string => `${dialect === 'sqlite' ? 'temp' : 'pg_temp'}.${name}`;
 const quote = (name: string): string => `"${name}"`;
@@ -72,13 +71,14 @@ export async function bulkImport(
     };
     for (const table of TABLE_NAMES) {
       await run(`drop table if exists ${temp(dialect, stage(table))}`);
-      const columns = TABLE_FIELDS[table].map((f) => `${quote(f)} text${f === TABLE_FIELDS[table][0] ? ' not null' : ''}`);
+      const required: readonly string[] = REQUIRED_FIELDS[table];
+      const columns = TABLE_FIELDS[table].map((f) => `${quote(f)} text${required.includes(f) ? ' not null' : ''}`);
       const ord = dialect === 'sqlite' ? 'ord integer primary key' : 'ord bigint not null';
       await run(`create temp table ${stage(table)} (${ord}, line bigint not null, ${columns.join(', ')})`);
     }
     try {
-      const counts = { students: 0, devices: 0 };
-      const stagers = { students: new Stager(run, dialect, 'students'), devices: new Stager(run, dialect, 'devices') };
+      const counts: Record<TableName, number> = { students: 0, devices: 0, marks: 0, push: 0 };
+      const stagers = Object.fromEntries(TABLE_NAMES.map((t) => [t, new Stager(run, dialect, t)])) as Record<TableName, Stager>;
       await pinnedTransaction(conn, dialect, 'plain', async () => {
         for await (const batch of source.items) {
           for (const item of batch) {
@@ -94,7 +94,7 @@ export async function bulkImport(
       });
       options.onPhase?.('checking');
       for (const table of TABLE_NAMES) {
-        if (counts[table] === 0) continue;
+        if (counts[table] === 0 || KEY_FIELD[table] === null) continue;
         await reportDuplicates(run, dialect, table, source.labelled, report);
       }
       if (problems > 0) throw new ImportRejectedError(problems, counts);
@@ -102,7 +102,7 @@ export async function bulkImport(
       options.onPhase?.('writing');
       await pinnedTransaction(conn, dialect, 'write', async () => {
         await lockForWrite(conn, dialect, 'import', lockScope);
-        if (options.replace === true) for (const table of source.tables) await run(`delete from ${table}`);
+        if (options.replace === true) for (const table of source.tables) await run(`delete from ${STORED_TABLE[table]}`);
         if (counts.students > 0) {
           const columns = TABLE_FIELDS.students.map(quote).join(', ');
           const updates = TABLE_FIELDS.students.slice(1).map((f) => `${quote(f)} = excluded.${quote(f)}`);
@@ -118,6 +118,18 @@ export async function bulkImport(
           await run(
             `insert into devices (id, token) select id, token from ${stage('devices')} where true order by id on conflict (id) do update set token = excluded.token`,
           );
+        }
+        if (counts.marks > 0) {
+          // A student the file names has exactly the file's marks afterwards, in file order.
+          const columns = TABLE_FIELDS.marks.map(quote).join(', ');
+          await run(`delete from marks where id_student in (select id_student from ${stage('marks')})`);
+          await run(
+            `insert into marks (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from marks) from ${stage('marks')} order by ord`,
+          );
+        }
+        if (counts.push > 0) {
+          await run('delete from push_settings');
+          await run(`insert into push_settings (id, "ServerKey", "SenderId") select 1, "ServerKey", "SenderId" from ${stage('push')}`);
         }
       });
       return counts;
@@ -205,7 +217,7 @@ async function reportDuplicates(
   labelled: boolean,
   report: (message: string) => void,
 ): Promise<void> {
-  const key = TABLE_FIELDS[table][0];
+  const key = KEY_FIELD[table]!;
   const name = stage(table);
   const any = (await run(`select 1 as one from ${name} group by ${quote(key)} having count(*) > 1 limit 1`)) as { rows: unknown[] };
   if (any.rows.length === 0) return;

@@ -7,7 +7,7 @@
  * lines are skipped.
  */
 import type { ImportItem, ImportSource } from './import-items.js';
-import { checkRecord, TABLE_FIELDS } from './record-check.js';
+import { checkRecord, KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS } from './record-check.js';
 import type { TableName } from './record-check.js';
 
 export const DEFAULT_NULL_MARKER = '\\N';
@@ -86,7 +86,9 @@ class CsvRows {
       else if (names.includes(name)) problems.push(`column ${shown} appears twice`);
       else names.push(name);
     }
-    if (!names.includes(fields[0]!)) problems.push(`the header has no "${fields[0]}" column (the key)`);
+    for (const required of REQUIRED_FIELDS[this.table]) {
+      if (!names.includes(required)) problems.push(`the header has no "${required}" column (${KEY_FIELD[this.table] === required ? 'the key' : 'required'})`);
+    }
     for (const message of problems) out.push({ kind: 'problem', message: `line ${record.line}: ${message}` });
     if (problems.length > 0) this.finished = true;
     this.header = names;
@@ -94,6 +96,10 @@ class CsvRows {
 
   private readRow(record: CsvRecord, header: readonly string[], out: ImportItem[]): void {
     const ord = this.ord++;
+    if (this.table === 'push' && ord > 0) {
+      out.push({ kind: 'problem', message: `line ${record.line}: the push table has one row; this is row ${ord + 1}` });
+      return;
+    }
     if (record.fields.length !== header.length) {
       out.push({ kind: 'problem', message: `line ${record.line}: expected ${header.length} fields as in the header, found ${record.fields.length}` });
       return;

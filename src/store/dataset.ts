@@ -3,9 +3,9 @@
  * fixes a file in one pass. Nothing reaches the store unless the whole dataset is valid, which is
  * also where characters XML 1.0 forbids are refused: answers stay well-formed.
  */
-import type { Dataset, DeviceRecord, StudentRecord } from './store.js';
+import type { Dataset, DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
 import { JsonSyntaxError, parseJsonText, TextPosition } from './json-text.js';
-import { checkRecord, findXmlForbiddenCharacter, isObject, kind, member, TABLE_FIELDS } from './record-check.js';
+import { checkRecord, findXmlForbiddenCharacter, isObject, KEY_FIELD, kind, member, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from './record-check.js';
 import type { TableName, TableRecord } from './record-check.js';
 
 /** How many problems one error lists; a broken generator can produce one per row. */
@@ -30,7 +30,7 @@ export class DatasetError extends Error {
   }
 }
 
-const TOP_LEVEL = ['students', 'devices'] as const;
+const TOP_LEVEL = ['students', 'devices', 'marks', 'push'] as const;
 
 /** Parses a dataset file's text (UTF-8 already decoded); `source` names the file in the message. */
 export function parseDataset(text: string, source?: string): Dataset {
@@ -69,19 +69,32 @@ class Problems {
 function checkDataset(value: unknown, problems: Problems, source: string | undefined): Dataset {
   let students: StudentRecord[] = [];
   let devices: DeviceRecord[] = [];
+  let marks: MarkRecord[] | undefined;
+  let push: PushSettingsRecord | undefined;
   if (!isObject(value)) {
-    problems.add(() => `(top level): expected an object with "students" and/or "devices" arrays, found ${kind(value)}`);
+    problems.add(() => `(top level): expected ${TOP_LEVEL_SHAPE}, found ${kind(value)}`);
   } else {
     for (const key of Object.keys(value)) {
       if (!(TOP_LEVEL as readonly string[]).includes(key)) {
-        problems.add(() => `${member('', key)}: unknown top-level member; expected "students" or "devices"`);
+        problems.add(() => `${member('', key)}: unknown top-level member; expected ${TOP_LEVEL_NAMES}`);
       }
     }
     students = checkRecords(value['students'], 'students', problems);
     devices = checkRecords(value['devices'], 'devices', problems);
+    if (value['marks'] !== undefined) marks = checkRecords(value['marks'], 'marks', problems);
+    if (value['push'] !== undefined) push = checkPush(value['push'], problems);
   }
   if (problems.total > 0) throw new DatasetError(problems.listed, problems.total, source);
-  return { students, devices };
+  // Marks and push only when given, so a dataset of students and devices reads back as it was.
+  return { students, devices, ...(marks === undefined ? {} : { marks }), ...(push === undefined ? {} : { push }) };
+}
+
+function checkPush(value: unknown, problems: Problems): PushSettingsRecord | undefined {
+  if (!isObject(value)) {
+    problems.add(() => `push: expected an object with ServerKey and SenderId, found ${kind(value)}`);
+    return undefined;
+  }
+  return checkRecord('push', value, 'push', problems.add.bind(problems)) ?? undefined;
 }
 
 function checkRecords<T extends TableName>(list: unknown, table: T, problems: Problems): TableRecord[T][] {
@@ -90,13 +103,17 @@ function checkRecords<T extends TableName>(list: unknown, table: T, problems: Pr
     problems.add(() => `${table}: expected an array, found ${kind(list)}`);
     return [];
   }
-  const keyField = TABLE_FIELDS[table][0];
+  const keyField = KEY_FIELD[table];
   const seen = new Map<string, number>();
   const records: TableRecord[T][] = [];
   const add = problems.add.bind(problems);
   list.forEach((item: unknown, index) => {
     const record = checkRecord(table, item, `${table}[${index}]`, add);
     if (record === null) return;
+    if (keyField === null) {
+      records.push(record);
+      return;
+    }
     const key = (record as Record<string, string>)[keyField]!;
     const first = seen.get(key);
     if (first !== undefined) add(() => `${table}[${index}].${keyField}: duplicate key ${JSON.stringify(key)}, first used by ${table}[${first}]`);

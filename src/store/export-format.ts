@@ -1,6 +1,6 @@
 /**
  * How an export is written, exactly what `sis import` reads back: JSON with one record per line
- * (every field present, null written as null), or one CSV table with a header row.
+ * (every field present, null written as null; push as one object), or one CSV table with a header row.
  */
 import { csvLine, DEFAULT_NULL_MARKER } from './csv.js';
 import { TABLE_FIELDS } from './record-check.js';
@@ -18,31 +18,49 @@ export interface ExportFormatter {
 }
 
 export function jsonFormatter(): ExportFormatter {
-  let tables = 0;
+  let members = 0;
+  let inArray = false;
   let first = true;
+  /** Closes the member before (an array) and separates the next one. */
+  const next = (): string => {
+    const out = `${inArray ? '\n]' : ''}${members++ > 0 ? ',\n' : ''}`;
+    inArray = false;
+    return out;
+  };
   return {
     begin: () => '{\n',
     table(table) {
+      // The push settings are one object, written with their row (and left out when none are stored).
+      if (table === 'push') return '';
       first = true;
-      return `${tables++ > 0 ? '\n],\n' : ''}${JSON.stringify(table)}: [`;
+      const out = `${next()}${JSON.stringify(table)}: [`;
+      inArray = true;
+      return out;
     },
     rows(table, rows) {
       const fields = TABLE_FIELDS[table];
+      if (table === 'push') return rows.map((row) => `${next()}"push": ${jsonRecord(fields, row)}`).join('');
       let out = '';
       for (const row of rows) {
-        const record = row as Readonly<Record<string, string | null>>;
-        out += first ? '\n{' : ',\n{';
+        out += first ? '\n' : ',\n';
         first = false;
-        for (let i = 0; i < fields.length; i++) {
-          const f = fields[i]!;
-          out += `${i > 0 ? ',' : ''}"${f}":${JSON.stringify(record[f] ?? null)}`;
-        }
-        out += '}';
+        out += jsonRecord(fields, row);
       }
       return out;
     },
-    end: () => (tables > 0 ? '\n]\n}\n' : '}\n'),
+    end: () => (members > 0 ? `${inArray ? '\n]' : ''}\n}\n` : '}\n'),
   };
+}
+
+/** One record on one line, every field present, null written as null. */
+function jsonRecord(fields: readonly string[], row: object): string {
+  const record = row as Readonly<Record<string, string | null>>;
+  let out = '{';
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    out += `${i > 0 ? ',' : ''}"${f}":${JSON.stringify(record[f] ?? null)}`;
+  }
+  return `${out}}`;
 }
 
 export function csvFormatter(nullMarker = DEFAULT_NULL_MARKER): ExportFormatter {

@@ -7,7 +7,7 @@
 import type { ImportItem, ImportSource } from './import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
-import { checkRecord, kind, member, TABLE_NAMES } from './record-check.js';
+import { checkRecord, isObject, kind, member, TABLE_NAMES, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from './record-check.js';
 import type { TableName } from './record-check.js';
 
 /** A record (or any other value read whole) longer than this is refused rather than buffered. */
@@ -16,12 +16,23 @@ export const MAX_VALUE_CHARS = 1 << 20;
 /** Text after an error near the buffer's end might still change it (a number cut as "1."). */
 const END_SLACK = 8;
 
+/**
+ * `tables` (what --replace empties) is read once the file is: students and devices always, as a
+ * dataset is about them; marks and push only when the file has those members, so a file without
+ * them leaves the stored marks and push settings alone.
+ */
 export function jsonDatasetSource(text: AsyncIterable<string>): ImportSource {
-  return { items: readJsonDataset(text), tables: TABLE_NAMES, labelled: true };
+  const reader = new JsonDatasetReader();
+  return {
+    items: readJsonDataset(text, reader),
+    get tables() {
+      return TABLE_NAMES.filter((t) => t === 'students' || t === 'devices' || reader.members.has(t));
+    },
+    labelled: true,
+  };
 }
 
-export async function* readJsonDataset(text: AsyncIterable<string>): AsyncGenerator<ImportItem[]> {
-  const reader = new JsonDatasetReader();
+export async function* readJsonDataset(text: AsyncIterable<string>, reader = new JsonDatasetReader()): AsyncGenerator<ImportItem[]> {
   for await (const chunk of text) {
     reader.push(chunk);
     yield reader.drain();
@@ -49,6 +60,11 @@ class JsonDatasetReader {
   private readonly seen = new Set<string>();
   private out: ImportItem[] = [];
   private readonly lines = new LineCounter();
+
+  /** The top-level members read so far. */
+  get members(): ReadonlySet<string> {
+    return this.seen;
+  }
 
   get finished(): boolean {
     return this.state === 'done';
@@ -94,7 +110,7 @@ class JsonDatasetReader {
         }
         if (atEnd) return this.fatal(this.pos, 'Unexpected end of input, expected a JSON value');
         if (/["[0-9tfn-]/.test(this.buf[this.pos]!)) {
-          return this.stop(`(top level): expected an object with "students" and/or "devices" arrays, found ${kindOfStart(c)}`);
+          return this.stop(`(top level): expected ${TOP_LEVEL_SHAPE}, found ${kindOfStart(c)}`);
         }
         return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a JSON value`);
       case 'member':
@@ -148,7 +164,7 @@ class JsonDatasetReader {
     const isArray = this.buf.charCodeAt(i) === 0x5b;
     // Anything but an array is read whole (it is small or it is refused), before any problem is
     // reported: a step that waits for more text is run again from its start.
-    let other: { value: unknown; end: number } | undefined;
+    let other: { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined;
     if (!isArray) {
       const parsed = this.value(i);
       if (parsed === undefined) return this.more(start);
@@ -158,20 +174,37 @@ class JsonDatasetReader {
     const known = (TABLE_NAMES as readonly string[]).includes(key);
     const twice = this.seen.has(key);
     if (twice) this.problem(`${this.where(start)}: member ${JSON.stringify(key)} appears twice in one object`);
-    else if (!known) this.problem(`${member('', key)}: unknown top-level member; expected "students" or "devices"`);
+    else if (!known) this.problem(`${member('', key)}: unknown top-level member; expected ${TOP_LEVEL_NAMES}`);
     this.seen.add(key);
     const table = known && !twice ? (key as TableName) : null;
     if (other !== undefined) {
-      if (table !== null) this.problem(`${table}: expected an array, found ${kind(other.value)}`);
+      if (table === 'push') this.pushSettings(other, i);
+      else if (table !== null) this.problem(`${table}: expected an array, found ${kind(other.value)}`);
       this.pos = other.end;
       this.state = 'after-member';
       return true;
     }
-    this.table = table;
+    if (table === 'push') this.problem(`push: expected an object with ServerKey and SenderId, found an array`);
+    // An array where push belongs is walked only to find its end.
+    this.table = table === 'push' ? null : table;
     this.index = 0;
     this.pos = i + 1;
     this.state = 'first-element';
     return true;
+  }
+
+  /** The push settings: one object, not an array, so it arrives read whole. */
+  private pushSettings(parsed: { value: unknown; duplicateMembers: readonly DuplicateMember[] }, start: number): void {
+    const line = this.lines.lineAt(this.buf, this.bufStart, this.bufStart + start);
+    for (const d of parsed.duplicateMembers) {
+      this.problem(`${this.where(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
+    }
+    if (!isObject(parsed.value)) {
+      this.problem(`push: expected an object with ServerKey and SenderId, found ${kind(parsed.value)}`);
+      return;
+    }
+    const record = checkRecord('push', parsed.value, 'push', (message) => this.problem(`line ${line}: ${message()}`));
+    if (record !== null) this.out.push({ kind: 'row', table: 'push', ord: 0, line, record });
   }
 
   private element(): boolean {

@@ -59,6 +59,52 @@ export const migrations: readonly Migration[] = [
       if (dialect === 'postgres') await sql`create index devices_id_bytes on devices (id collate "C")`.execute(db);
     },
   },
+  {
+    version: 3,
+    name: 'marks, push settings, the SMS outbox and the per-phone code count',
+    async up(db, dialect) {
+      const pg = dialect === 'postgres';
+      const time = pg ? 'timestamptz' : 'text';
+      // seq is unique by construction (import position), so it is the key and the order at once.
+      await db.schema
+        .createTable('marks')
+        .addColumn('seq', pg ? 'bigint' : 'integer', (c) => c.primaryKey())
+        .addColumn('id_student', 'text', (c) => c.notNull())
+        .addColumn('SubjectID', 'text', (c) => c.notNull())
+        .addColumn('SubjectName', 'text')
+        .addColumn('Mark', 'text')
+        .addColumn('Term', 'text')
+        .addColumn('MarkDate', 'text')
+        .addColumn('Note', 'text')
+        .execute();
+      await db.schema.createIndex('marks_student_subject_seq').on('marks').columns(['id_student', 'SubjectID', 'seq']).execute();
+      await db.schema
+        .createTable('push_settings')
+        .addColumn('id', 'integer', (c) => c.primaryKey().check(sql`id = 1`))
+        .addColumn('ServerKey', 'text')
+        .addColumn('SenderId', 'text')
+        .execute();
+      await db.schema
+        .createTable('outbox')
+        .addColumn('id', pg ? 'bigint' : 'integer', (c) => (pg ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement()))
+        .addColumn('phone', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull().defaultTo('pending').check(sql`state in ('pending', 'delivered', 'failed')`))
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', time, (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', time, (c) => c.notNull())
+        .addColumn('delivered_at', time)
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', time)
+        .execute();
+      // Workers look only for due pending rows; delivered and failed ones pile up outside the index.
+      await sql`create index outbox_due on outbox (next_attempt_at, id) where state = 'pending'`.execute(db);
+      // AuthCode counts one phone's codes of the last hour inside its transaction.
+      await db.schema.createIndex('auth_codes_phone_time').on('auth_codes').columns(['phone', 'created_at']).execute();
+    },
+  },
 ];
 
 export class MigrationError extends Error {

@@ -3,19 +3,38 @@
  * JSON and CSV readers, so every path refuses the same things with the same words.
  */
 import { codePointName } from './json-text.js';
-import type { DeviceRecord, StudentRecord } from './store.js';
+import type { DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
 
 export const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'] as const;
 export const DEVICE_FIELDS = ['id', 'token'] as const;
+export const MARK_FIELDS = ['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note'] as const;
+export const PUSH_FIELDS = ['ServerKey', 'SenderId'] as const;
 
-/** The importable tables and their fields, key first. */
-export const TABLE_FIELDS = { students: STUDENT_FIELDS, devices: DEVICE_FIELDS } as const;
+/** The importable tables and their fields, key (or required fields) first. */
+export const TABLE_FIELDS = { students: STUDENT_FIELDS, devices: DEVICE_FIELDS, marks: MARK_FIELDS, push: PUSH_FIELDS } as const;
 export type TableName = keyof typeof TABLE_FIELDS;
-export const TABLE_NAMES: readonly TableName[] = ['students', 'devices'];
+export const TABLE_NAMES: readonly TableName[] = ['students', 'devices', 'marks', 'push'];
+
+/** Fields that must be strings, never null or missing: the key, or what a mark is looked up by. */
+export const REQUIRED_FIELDS: { readonly [T in TableName]: readonly string[] } = {
+  students: ['id_student'],
+  devices: ['id'],
+  marks: ['id_student', 'SubjectID'],
+  push: [],
+};
+
+/** The field no two records of one file may share; null where records have no key (a student's marks are a list, push is one record). */
+export const KEY_FIELD: { readonly [T in TableName]: string | null } = { students: 'id_student', devices: 'id', marks: null, push: null };
+
+/** How problems name the top-level members of a JSON dataset. */
+export const TOP_LEVEL_SHAPE = 'an object with "students", "devices", "marks" or "push" members';
+export const TOP_LEVEL_NAMES = '"students", "devices", "marks" or "push"';
 
 export interface TableRecord {
   students: StudentRecord;
   devices: DeviceRecord;
+  marks: MarkRecord;
+  push: PushSettingsRecord;
 }
 
 /** Adds a problem; a thunk, so that rows past a listing limit cost no message formatting. */
@@ -23,8 +42,8 @@ export type AddProblem = (message: () => string) => void;
 
 /**
  * Checks one record of `table`. `label` names it in messages (`students[3]`), or is null when the
- * caller says where it is (a CSV line). Returns the record when its key is a string, even if other
- * fields are wrong (so duplicate keys can still be found); null when it has no usable key.
+ * caller says where it is (a CSV line). Returns the record when its required fields are strings,
+ * even if other fields are wrong (so duplicate keys can still be found); null otherwise.
  */
 export function checkRecord<T extends TableName>(table: T, item: unknown, label: string | null, add: AddProblem): TableRecord[T] | null {
   const fields: readonly string[] = TABLE_FIELDS[table];
@@ -37,12 +56,14 @@ export function checkRecord<T extends TableName>(table: T, item: unknown, label:
     if (!fields.includes(key)) add(() => `${member(label ?? '', key)}: unknown field; expected ${fields.join(', ')}`);
   }
   const out: Record<string, string | null> = {};
+  const required = REQUIRED_FIELDS[table];
   let keyOk = true;
-  fields.forEach((field, i) => {
+  fields.forEach((field) => {
     const v = item[field];
     const where = label === null ? field : `${label}.${field}`;
-    if (i === 0 && typeof v !== 'string') {
-      add(() => (v === undefined ? `${where}: required key is missing` : `${where}: expected a string (the key), found ${kind(v)}`));
+    if (required.includes(field) && typeof v !== 'string') {
+      const what = KEY_FIELD[table] === field ? 'key' : 'field';
+      add(() => (v === undefined ? `${where}: required ${what} is missing` : `${where}: expected a string${what === 'key' ? ' (the key)' : ''}, found ${kind(v)}`));
       keyOk = false;
       return;
     }

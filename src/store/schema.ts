@@ -27,6 +27,47 @@ export interface AuthCodesTable {
   created_at: string;
 }
 
+export interface MarksTable {
+  id_student: string;
+  SubjectID: string;
+  SubjectName: string | null;
+  Mark: string | null;
+  Term: string | null;
+  MarkDate: string | null;
+  Note: string | null;
+  /** Import position: answers list a student's marks in this order. */
+  seq: number;
+}
+
+export interface PushSettingsTable {
+  /** Always 1: the table holds one row at most. */
+  id: number;
+  ServerKey: string | null;
+  SenderId: string | null;
+}
+
+/** Timestamps: timestamptz on PostgreSQL (read back as Date), ISO 8601 text in UTC on SQLite. */
+type Timestamp = string | Date;
+
+export interface OutboxTable {
+  id: Generated<number>;
+  /** The normalized phone (optional + and digits). */
+  phone: string;
+  code: string;
+  /** The SMS text, the code included. */
+  message: string;
+  /** pending, delivered or failed. */
+  state: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  created_at: Timestamp;
+  delivered_at: Timestamp | null;
+  /** The worker holding the lease, and until when; a lease that ran out may be taken again. */
+  locked_by: string | null;
+  locked_until: Timestamp | null;
+}
+
 export interface MigrationsTable {
   version: number;
   name: string;
@@ -37,6 +78,9 @@ export interface Database {
   students: StudentsTable;
   devices: DevicesTable;
   auth_codes: AuthCodesTable;
+  marks: MarksTable;
+  push_settings: PushSettingsTable;
+  outbox: OutboxTable;
   sis_migrations: MigrationsTable;
 }
 

@@ -126,10 +126,11 @@ export class SqlAdmin {
 
   /**
    * Reads `tables` from one snapshot, page by page: students in service order (first import
-   * first), devices in byte order of their id. Returns the number of rows of each table.
+   * first), devices in byte order of their id, marks in import order, then the push settings
+   * (no row when none are stored). Returns the number of rows of each table.
    */
   async export(tables: readonly TableName[], visitor: ExportVisitor): Promise<Record<TableName, number>> {
-    const counts = { students: 0, devices: 0 };
+    const counts: Record<TableName, number> = { students: 0, devices: 0, marks: 0, push: 0 };
     const visit = visitor.rows;
     await this.db.connection().execute((conn) =>
       pinnedTransaction(conn, this.dialect, 'snapshot', async () => {
@@ -168,6 +169,35 @@ export class SqlAdmin {
             after = rows.at(-1)!.id;
             await visit('devices', rows);
             if (rows.length < PAGE_ROWS) break;
+          }
+        }
+        if (tables.includes('marks')) {
+          await visitor.table?.('marks');
+          let after = -1;
+          for (;;) {
+            const rows = await conn
+              .selectFrom('marks')
+              .select(['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note', 'seq'])
+              .where('seq', '>', after)
+              .orderBy('seq')
+              .limit(PAGE_ROWS)
+              .execute();
+            if (rows.length === 0) break;
+            counts.marks += rows.length;
+            after = Number(rows.at(-1)!.seq);
+            await visit(
+              'marks',
+              rows.map((r) => ({ id_student: r.id_student, SubjectID: r.SubjectID, SubjectName: r.SubjectName, Mark: r.Mark, Term: r.Term, MarkDate: r.MarkDate, Note: r.Note })),
+            );
+            if (rows.length < PAGE_ROWS) break;
+          }
+        }
+        if (tables.includes('push')) {
+          await visitor.table?.('push');
+          const row = await conn.selectFrom('push_settings').select(['ServerKey', 'SenderId']).executeTakeFirst();
+          if (row !== undefined) {
+            counts.push = 1;
+            await visit('push', [row]);
           }
         }
       }),

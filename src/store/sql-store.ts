@@ -6,9 +6,21 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Kysely, QueryResult } from 'kysely';
 import { validateDataset } from './dataset.js';
 import { isConnectionLost } from './db-errors.js';
+import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
 import { SqlAdmin } from './sql-admin.js';
+import { SqlOutbox } from './sql-outbox.js';
 import type { Database, DialectName } from './schema.js';
-import type { Dataset, ImportOptions, ImportReport, Store, StudentRecord } from './store.js';
+import type {
+  AuthCodeOutcome,
+  AuthCodeRequest,
+  Dataset,
+  ImportOptions,
+  ImportReport,
+  MarkRecord,
+  PushSettingsRecord,
+  Store,
+  StudentRecord,
+} from './store.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
 /** Rows per INSERT: 500 × 6 parameters stays far below SQLite's and PostgreSQL's parameter limits. */
@@ -22,7 +34,7 @@ export interface SqlStoreOptions {
   readonly migrationsApplied?: readonly number[];
 }
 
-export class SqlStore implements Store {
+export class SqlStore implements Store, OutboxStore {
   readonly dialect: DialectName;
   /** The migration versions opening the store applied (none when the database was up to date). */
   readonly migrationsApplied: readonly number[];
@@ -34,6 +46,10 @@ export class SqlStore implements Store {
   readonly #studentsQuery: CompiledQuery;
   readonly #tokenQuery: CompiledQuery;
   readonly #authCodeInsert: CompiledQuery;
+  readonly #marksQuery: CompiledQuery;
+  readonly #subjectMarksQuery: CompiledQuery;
+  readonly #pushQuery: CompiledQuery;
+  readonly #outbox: SqlOutbox;
   #closed: Promise<void> | null = null;
 
   constructor(db: Kysely<Database>, options: SqlStoreOptions) {
@@ -51,6 +67,50 @@ export class SqlStore implements Store {
       .compile();
     this.#tokenQuery = db.selectFrom('devices').select('token').where('id', '=', '').compile();
     this.#authCodeInsert = db.insertInto('auth_codes').values({ code: '', phone: '', created_at: '' }).compile();
+    const marks = db
+      .selectFrom('marks')
+      .select(['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note'])
+      .where('id_student', '=', '');
+    this.#marksQuery = marks.orderBy('seq').compile();
+    this.#subjectMarksQuery = marks.where('SubjectID', '=', '').orderBy('seq').compile();
+    this.#pushQuery = db.selectFrom('push_settings').select(['ServerKey', 'SenderId']).compile();
+    this.#outbox = new SqlOutbox(db, options.dialect, options.lockScope);
+  }
+
+  async marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
+    const query =
+      subjectId === null
+        ? CompiledQuery.raw(this.#marksQuery.sql, [studentId])
+        : CompiledQuery.raw(this.#subjectMarksQuery.sql, [studentId, subjectId]);
+    return (await this.#read<MarkRecord>(query)).rows;
+  }
+
+  async pushSettings(): Promise<PushSettingsRecord | null> {
+    return (await this.#read<PushSettingsRecord>(this.#pushQuery)).rows[0] ?? null;
+  }
+
+  acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    return this.#outbox.acceptAuthCode(request);
+  }
+
+  claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {
+    return this.#outbox.claimOutbox(worker, now, leaseMs, limit);
+  }
+
+  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
+    return this.#outbox.finishOutbox(id, worker, outcome);
+  }
+
+  listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]> {
+    return this.#outbox.listOutbox(filter);
+  }
+
+  retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number> {
+    return this.#outbox.retryOutbox(ids, now);
+  }
+
+  outboxCounts(): Promise<Readonly<Record<OutboxState, number>>> {
+    return this.#outbox.outboxCounts();
   }
 
   async studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
@@ -84,12 +144,16 @@ export class SqlStore implements Store {
 
   async importDataset(dataset: Dataset, options: ImportOptions = {}): Promise<ImportReport> {
     // Validated here too, whoever the caller: this is where data enters the store (and '' stays '').
-    const { students = [], devices = [] } = validateDataset(dataset);
+    const clean = validateDataset(dataset);
+    const { students = [], devices = [], marks = [], push } = clean;
     return writeTransaction(this.#db, this.dialect, async (trx) => {
       await lockForWrite(trx, this.dialect, 'import', this.#lockScope);
       if (options.replace === true) {
+        // As `sis import --replace` of a JSON file: marks and push only when the dataset has them.
         await trx.deleteFrom('students').execute();
         await trx.deleteFrom('devices').execute();
+        if (clean.marks !== undefined) await trx.deleteFrom('marks').execute();
+        if (clean.push !== undefined) await trx.deleteFrom('push_settings').execute();
       }
       const top = await trx
         .selectFrom('students')
@@ -127,7 +191,12 @@ export class SqlStore implements Store {
           .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ token: eb.ref('excluded.token') })))
           .execute();
       }
-      return { students: students.length, devices: devices.length };
+      if (marks.length > 0) await replaceMarks(trx, marks);
+      if (push !== undefined) {
+        await trx.deleteFrom('push_settings').execute();
+        await trx.insertInto('push_settings').values({ id: 1, ServerKey: push.ServerKey, SenderId: push.SenderId }).execute();
+      }
+      return { students: students.length, devices: devices.length, marks: marks.length, push: push === undefined ? 0 : 1 };
     });
   }
 
@@ -145,5 +214,19 @@ export class SqlStore implements Store {
   close(): Promise<void> {
     this.#closed ??= this.#db.destroy();
     return this.#closed;
+  }
+}
+
+/** Each student the marks name has exactly these marks afterwards, in the given order (after every stored mark). */
+async function replaceMarks(trx: Kysely<Database>, marks: readonly MarkRecord[]): Promise<void> {
+  const named = [...new Set(marks.map((m) => m.id_student))];
+  for (let start = 0; start < named.length; start += IMPORT_BATCH_ROWS) {
+    await trx.deleteFrom('marks').where('id_student', 'in', named.slice(start, start + IMPORT_BATCH_ROWS)).execute();
+  }
+  const top = await trx.selectFrom('marks').select(sql<number | string | bigint | null>`max(seq)`.as('top')).executeTakeFirst();
+  const base = Number(top?.top ?? 0) + 1;
+  for (let start = 0; start < marks.length; start += IMPORT_BATCH_ROWS) {
+    const rows = marks.slice(start, start + IMPORT_BATCH_ROWS).map((m, i) => ({ ...m, seq: base + start + i }));
+    await trx.insertInto('marks').values(rows).execute();
   }
 }

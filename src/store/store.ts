@@ -17,30 +17,78 @@ export type DeviceRecord = {
   readonly token: string | null;
 };
 
+/** One mark of a student, fields as the extended GetStudentsMarks answers them (null ones left out). */
+export type MarkRecord = {
+  readonly id_student: string;
+  readonly SubjectID: string;
+  readonly SubjectName: string | null;
+  readonly Mark: string | null;
+  readonly Term: string | null;
+  readonly MarkDate: string | null;
+  readonly Note: string | null;
+};
+
+/** What the sender of push notifications needs; one set per database. */
+export type PushSettingsRecord = {
+  readonly ServerKey: string | null;
+  readonly SenderId: string | null;
+};
+
 /** The import format (see schema/dataset.schema.json). */
 export interface Dataset {
   readonly students?: readonly StudentRecord[];
   readonly devices?: readonly DeviceRecord[];
+  /** A student named here has exactly these marks afterwards, in this order (see importDataset). */
+  readonly marks?: readonly MarkRecord[];
+  /** Replaces the stored push settings. */
+  readonly push?: PushSettingsRecord;
 }
 
 export interface ImportOptions {
-  /** Empty the tables first, in the same transaction. */
+  /** Empty the tables first, in the same transaction: students and devices, marks and push when the dataset has them. */
   readonly replace?: boolean;
 }
 
 export interface ImportReport {
   readonly students: number;
   readonly devices: number;
+  readonly marks: number;
+  /** 1 when the push settings were written, else 0. */
+  readonly push: number;
 }
+
+/** An AuthCode request that passed validation: the phone in its normal form, the SMS text ready. */
+export interface AuthCodeRequest {
+  readonly code: string;
+  readonly phone: string;
+  readonly at: Date;
+  readonly message: string;
+  /** Most codes one phone may get within an hour, this one included; 0: no limit. */
+  readonly maxPerHour: number;
+}
+
+export type AuthCodeOutcome = { readonly accepted: true } | { readonly accepted: false; readonly retryAfterSeconds: number };
 
 export interface Store {
   /** Students of a school whose ShowActive equals `showActive`, in the order they were first imported. */
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]>;
   /** The token stored for a device identifier, or null when there is none. */
   deviceToken(id: string): Promise<string | null>;
-  /** Records an authentication code request with its time. */
+  /** A student's marks for one subject, or all subjects when `subjectId` is null, in import order. */
+  marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]>;
+  /** The stored push settings, or null when none were imported. */
+  pushSettings(): Promise<PushSettingsRecord | null>;
+  /**
+   * Stores the code and queues its SMS in one transaction, unless the phone already had
+   * `maxPerHour` codes within the hour before `at` (counted under a per-phone lock).
+   */
+  acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome>;
+  /** Records a code request with its time, without sending anything (tools and benchmarks). */
   recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void>;
-  /** Loads a validated dataset in one transaction (all or nothing), upserting by key. */
+  /**
+   * Loads a validated dataset in one transaction (all or nothing): students and devices upserted
+   * by key; the marks of each student the dataset names replace that student's stored marks.
+   */
   importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport>;
   /** True when no student and no device is stored (the first start loads demo data then). */
   isEmpty(): Promise<boolean>;

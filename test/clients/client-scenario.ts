@@ -27,8 +27,13 @@ export const SPECIAL_TOKEN = 'a<b & c>"d" \'e\' éè علي 😀 ]]>';
 /** An id that itself needs escaping, so the client's request encoding is exercised too. */
 export const SPECIAL_ID = 'k&<é>"\'';
 export const SPECIAL_ID_TOKEN = 'tok-special-id';
-/** The phone every AuthCode call sends; the code is `<client>-<port>` so each call is traceable in the store. */
-export const PHONE = '+1-555-0100 <ext. 7> & é';
+/**
+ * The phone every AuthCode call sends, with the spaces and dashes people type; the code is
+ * `<client>-<port>` so each call is traceable in the store. (Special characters travel in SPECIAL_ID.)
+ */
+export const PHONE = '+1 555-0100-777';
+/** The phone as AuthCode stores it: spaces and dashes removed. */
+export const STORED_PHONE = '+15550100777';
 
 export const dataset: Dataset = {
   students: [
@@ -103,12 +108,56 @@ export function assertAuthCodes(server: TestServer, client: string, ports: reado
     const rows = db.prepare(`SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`).all(...codes);
     assert.deepEqual(
       rows,
-      codes.map((code) => ({ code, phone: PHONE })),
-      'AuthCode recorded one row per SOAP port, code and phone intact',
+      codes.map((code) => ({ code, phone: STORED_PHONE })),
+      'AuthCode recorded one row per SOAP port, code intact, phone in its normal form',
     );
   } finally {
     db.close();
   }
+}
+
+/** SIS_RESULTS=extended: the scenario's data plus marks and push settings that need escaping too. */
+export const extendedDataset: Dataset = {
+  ...dataset,
+  marks: [
+    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
+    { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: '2024-03-20', Note: null },
+    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
+  ],
+  push: { ServerKey: 'AAAA:key&<"é">', SenderId: '123456789012' },
+};
+
+/** GetStudentsMarks('1', 'math') in extended mode: import order; a null Note is left out, an empty one kept. */
+export const MATH_MARKS = [
+  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
+  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
+];
+/** GetStudentsMarks('1', '') in extended mode: every subject. */
+export const ALL_MARKS = [
+  MATH_MARKS[0],
+  { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: '2024-03-20' },
+  MATH_MARKS[1],
+];
+export const PUSH = { ServerKey: 'AAAA:key&<"é">', SenderId: '123456789012' };
+
+/** What each SOAP port reports in extended mode. */
+export interface ExtendedReport {
+  math: unknown;
+  all: unknown;
+  serverKey: unknown;
+}
+
+/**
+ * Checks an extended-mode report, port by port. `emptyIsMissing`: the client reads an empty
+ * element (`<Note />`, an empty string) as None, as it reads a field left out (zeep does).
+ */
+export function assertExtendedReport(report: unknown, ports: readonly string[], options: { readonly emptyIsMissing?: boolean } = {}): void {
+  assert.ok(typeof report === 'object' && report !== null, 'the client printed a JSON object');
+  assert.deepEqual(Object.keys(report).sort(), [...ports].sort(), 'the client reported every port');
+  const seen = (marks: readonly (Record<string, string> | undefined)[]): unknown =>
+    options.emptyIsMissing === true ? marks.map((m) => Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => v !== ''))) : marks;
+  const expected = { math: seen(MATH_MARKS), all: seen(ALL_MARKS), serverKey: PUSH };
+  for (const port of ports) assert.deepEqual((report as Record<string, unknown>)[port], expected, `extended values over port ${port}`);
 }
 
 export const ALL_OPERATIONS = ['AuthCode', 'GetServerKeyAndSender', 'GetStudentSchool', 'GetStudentsMarks', 'GetTokenDevice'] as const;
@@ -122,11 +171,13 @@ export interface ScenarioServer {
 }
 
 /** Registers hooks that start a server with the scenario's dataset (behind a recording proxy) for the current suite. */
-export function useScenarioServer(): ScenarioServer {
+export function useScenarioServer(options: { readonly extended?: boolean } = {}): ScenarioServer {
   let server: TestServer | undefined;
   let proxy: RecordingProxy | undefined;
   before(async () => {
-    server = await startTestServer({ dataset });
+    server = options.extended === true
+      ? await startTestServer({ dataset: extendedDataset, env: { SIS_RESULTS: 'extended' } })
+      : await startTestServer({ dataset });
     proxy = await startRecordingProxy(server.url);
   });
   after(async () => {

@@ -5,6 +5,7 @@ import type { Client } from 'soap';
 import {
   ALL_OPERATIONS,
   assertAuthCodes,
+  assertExtendedReport,
   assertCalls,
   assertReport,
   PHONE,
@@ -13,7 +14,7 @@ import {
   SPECIAL_ID,
   useScenarioServer,
 } from './client-scenario.js';
-import type { PortReport } from './client-scenario.js';
+import type { ExtendedReport, PortReport } from './client-scenario.js';
 
 type PortMethod = (args: object, callback: (err: unknown, result: unknown) => void) => void;
 
@@ -71,4 +72,32 @@ describe('node-soap from the live WSDL', () => {
       assertAuthCodes(ctx.server, 'node-soap', [key]);
     });
   }
+});
+
+const marks = (result: unknown): unknown => {
+  const list = (result as { GetStudentsMarksResult?: { Mark?: unknown } | null } | null)?.GetStudentsMarksResult?.Mark ?? null;
+  return list === null || Array.isArray(list) ? list : [list];
+};
+const pushSettings = (result: unknown): unknown => (result as { GetServerKeyAndSenderResult?: unknown } | null)?.GetServerKeyAndSenderResult ?? null;
+
+describe('node-soap from the live WSDL, SIS_RESULTS=extended', () => {
+  const ctx = useScenarioServer({ extended: true });
+
+  it('reads marks and push settings over the Soap and Soap12 ports', { timeout: 60_000 }, async () => {
+    const report: Record<string, ExtendedReport> = {};
+    for (const [key, suffix, soap12] of [
+      ['soap11', 'Soap', false],
+      ['soap12', 'Soap12', true],
+    ] as const) {
+      const client = async (service: string): Promise<Client> => createClientAsync(`${ctx.url}/${service}.asmx?WSDL`, { forceSoap12Headers: soap12 });
+      const marksOp = operation(await client('GetStudnetsMarks'), 'GetStudnetsMarks', `GetStudnetsMarks${suffix}`, 'GetStudentsMarks');
+      const pushOp = operation(await client('PushNotificationMobile'), 'PushNotificationMobile', `PushNotificationMobile${suffix}`, 'GetServerKeyAndSender');
+      report[key] = {
+        math: marks(await marksOp({ StudnetID: '1', SubjectID: 'math' })),
+        all: marks(await marksOp({ StudnetID: '1', SubjectID: '' })),
+        serverKey: pushSettings(await pushOp({})),
+      };
+    }
+    assertExtendedReport(report, ['soap11', 'soap12']);
+  });
 });

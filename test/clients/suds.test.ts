@@ -1,6 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { ALL_OPERATIONS, assertAuthCodes, assertCalls, assertReport, clientSource, parseReport, PHONE, run, seconds, useScenarioServer } from './client-scenario.js';
+import {
+  ALL_OPERATIONS,
+  assertAuthCodes,
+  assertCalls,
+  assertExtendedReport,
+  assertReport,
+  clientSource,
+  parseReport,
+  PHONE,
+  run,
+  seconds,
+  useScenarioServer,
+} from './client-scenario.js';
 
 const PYTHON = '/usr/bin/python3';
 
@@ -25,5 +37,20 @@ describe('suds (python3-suds) from the live WSDL', () => {
     assertReport(parseReport(stdout), ['soap11'], ['soap11']);
     assertCalls(ctx.proxy, { soap11: ALL_OPERATIONS });
     assertAuthCodes(ctx.server, 'suds', ['soap11']);
+  });
+});
+
+describe('suds from the live WSDL, SIS_RESULTS=extended', () => {
+  const ctx = useScenarioServer({ extended: true });
+
+  it('reads marks and push settings over the SOAP 1.1 port', { timeout: 120_000 }, async (t) => {
+    const reason = missing();
+    if (reason !== null) {
+      t.skip(reason);
+      return;
+    }
+    const { stdout } = await run(PYTHON, [clientSource('suds', 'client.py'), ctx.url, 'suds', PHONE, 'extended'], { env: { PYTHONIOENCODING: 'utf-8' } });
+    // suds, like zeep, reads the empty Note (an empty element) as None.
+    assertExtendedReport(parseReport(stdout), ['soap11'], { emptyIsMissing: true });
   });
 });

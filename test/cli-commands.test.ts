@@ -259,11 +259,11 @@ describe('sis import: checking and reporting', () => {
   });
 
   test('store settings from the environment are checked with the configuration', async () => {
-    const result = await sis('stats', [], { SIS_DB_POOL_SIZE: 'many', PORT: 'x' });
+    const result = await sis('stats', [], { SIS_DATABASE_POOL_SIZE: 'many', PORT: 'x' });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^sis stats: Invalid configuration:\n/);
     assert.match(result.stderr, /PORT="x"/);
-    assert.match(result.stderr, /SIS_DB_POOL_SIZE="many": expected a whole number from 1 to 1000/);
+    assert.match(result.stderr, /SIS_DATABASE_POOL_SIZE="many": expected a whole number from 1 to 1000/);
   });
 });
 

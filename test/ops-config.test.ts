@@ -23,9 +23,11 @@ function problems(env: Record<string, string>): readonly string[] {
 }
 
 describe('settings', () => {
-  it('docs/operations.md has a row for every setting, and the config reads no other', () => {
-    const docs = readFileSync(join(repoRoot, 'docs', 'operations.md'), 'utf8');
-    for (const s of SETTINGS) assert.match(docs, new RegExp(`^\\| \`${s.name}\` \\|`, 'm'), `${s.name} is documented`);
+  it('docs/operations.md and README.md have a row for every setting, and the config reads no other', () => {
+    for (const file of [join(repoRoot, 'docs', 'operations.md'), join(repoRoot, 'README.md')]) {
+      const docs = readFileSync(file, 'utf8');
+      for (const s of SETTINGS) assert.match(docs, new RegExp(`^\\| \`${s.name}\` \\|`, 'm'), `${s.name} is documented in ${file}`);
+    }
     const read = new Set<string>();
     loadConfig(new Proxy({} as Record<string, string | undefined>, { get: (_t, name: string) => (read.add(name), undefined) }));
     const names = new Set(SETTINGS.map((s) => s.name));

@@ -9,33 +9,32 @@ import { StoreOptionsError, storeOptionsFromEnv } from '../src/store/store-optio
 describe('storeOptionsFromEnv', () => {
   test('unset or empty variables leave the defaults', () => {
     assert.deepEqual(storeOptionsFromEnv({}), {});
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '', SIS_DB_STATEMENT_TIMEOUT_MS: '' }), {});
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '', SIS_DATABASE_STATEMENT_TIMEOUT_MS: '' }), {});
   });
 
   test('whole numbers within their limits', () => {
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '25', SIS_DB_STATEMENT_TIMEOUT_MS: '0' }), { poolSize: 25, statementTimeoutMs: 0 });
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DB_STATEMENT_TIMEOUT_MS: ' 3000 ' }), { statementTimeoutMs: 3000 });
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '25', SIS_DATABASE_STATEMENT_TIMEOUT_MS: '0' }), { poolSize: 25, statementTimeoutMs: 0 });
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_STATEMENT_TIMEOUT_MS: ' 3000 ' }), { statementTimeoutMs: 3000 });
     // The service configuration's name for the pool size is the same setting.
     assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '4' }), { poolSize: 4 });
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '4', SIS_DB_POOL_SIZE: '4' }), { poolSize: 4 });
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '4' }), { poolSize: 4 });
   });
 
   test('every wrong value is named at once', () => {
     assert.throws(
-      () => storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '0', SIS_DB_STATEMENT_TIMEOUT_MS: '5s' }),
+      () => storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '0', SIS_DATABASE_STATEMENT_TIMEOUT_MS: '5s' }),
       (error: unknown) =>
         error instanceof StoreOptionsError &&
         error.code === 'ERR_STORE_OPTIONS' &&
         error.problems.length === 2 &&
         error.message ===
           'Invalid configuration:\n' +
-            '  - SIS_DB_POOL_SIZE="0": expected a whole number from 1 to 1000\n' +
-            '  - SIS_DB_STATEMENT_TIMEOUT_MS="5s": expected a whole number from 0 to 86400000',
+            '  - SIS_DATABASE_POOL_SIZE="0": expected a whole number from 1 to 1000\n' +
+            '  - SIS_DATABASE_STATEMENT_TIMEOUT_MS="5s": expected a whole number from 0 to 86400000',
     );
-    assert.throws(() => storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '1.5' }), /SIS_DB_POOL_SIZE="1.5"/);
-    assert.throws(() => storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '-1' }), /expected a whole number/);
-    assert.throws(() => storeOptionsFromEnv({ SIS_DB_STATEMENT_TIMEOUT_MS: '86400001' }), /from 0 to 86400000/);
-    assert.throws(() => storeOptionsFromEnv({ SIS_DB_POOL_SIZE: '3', SIS_DATABASE_POOL_SIZE: '4' }), /disagree; set only one/);
+    assert.throws(() => storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '1.5' }), /SIS_DATABASE_POOL_SIZE="1.5"/);
+    assert.throws(() => storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '-1' }), /expected a whole number/);
+    assert.throws(() => storeOptionsFromEnv({ SIS_DATABASE_STATEMENT_TIMEOUT_MS: '86400001' }), /from 0 to 86400000/);
   });
 });
 

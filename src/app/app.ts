@@ -20,7 +20,9 @@ import type { MetricsText } from '../ops/ops-endpoints.js';
 import { createRateLimiter } from '../ops/rate-limit.js';
 import { parseDatabaseUrl } from '../store/database-url.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
+import { BackgroundStore } from '../store/background-store.js';
 import { openStore } from '../store/open-store.js';
+import type { OpenStoreOptions } from '../store/open-store.js';
 import type { OutboxStore } from '../store/outbox-types.js';
 import type { Store } from '../store/store.js';
 
@@ -45,6 +47,8 @@ export interface App {
 export interface AppOptions {
   /** A store to use instead of opening SIS_DATABASE_URL (tests). */
   readonly store?: Store;
+  /** Told when the database can never be opened (a retry cannot cure it): the process should exit. */
+  readonly onFatal?: (err: unknown) => void;
   /** Given this process's registry, where /metrics comes from (a cluster worker asks its primary). */
   readonly metricsSource?: (registry: Registry) => () => Promise<MetricsText>;
 }
@@ -55,16 +59,7 @@ export interface AppOptions {
  */
 export async function startApp(config: Config, log: Logger, options: AppOptions = {}): Promise<App> {
   const ownStore = options.store === undefined;
-  const store =
-    options.store ??
-    (await openStore(config.databaseUrl, {
-      poolSize: config.databasePoolSize,
-      onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
-    }));
-  if (config.demoData && (await store.isEmpty())) {
-    const report = await store.importDataset(DEMO_DATASET);
-    log.info(report, 'empty database: demo data loaded');
-  }
+  const store = options.store ?? (await openOwnStore(config, log, options.onFatal));
   const counted = new CountedStore(store);
   const services = servicesFor(config.results);
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
@@ -170,4 +165,47 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null): Ou
   worker.start();
   log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
   return worker;
+}
+
+/**
+ * SQLite opens at once (a local file). PostgreSQL may not be up yet: the service starts anyway,
+ * answers the documented server fault and reports not ready (/readyz) while it retries with
+ * back-off, then loads the demo data once the database answers.
+ */
+async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown) => void): Promise<Store> {
+  const options: OpenStoreOptions = {
+    poolSize: config.databasePoolSize,
+    ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
+    onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
+  };
+  const loadDemo = async (store: Store): Promise<void> => {
+    if (config.demoData && (await store.isEmpty())) {
+      const report = await store.importDataset(DEMO_DATASET);
+      log.info(report, 'empty database: demo data loaded');
+    }
+  };
+  if (parseDatabaseUrl(config.databaseUrl).dialect === 'sqlite') {
+    const store = await openStore(config.databaseUrl, options);
+    await loadDemo(store);
+    return store;
+  }
+  // When the database answers at once, start as before: listening means ready. Only when the
+  // first attempt fails does the service start without it and keep retrying in the background.
+  let firstFailure: () => void = () => undefined;
+  const failedOnce = new Promise<void>((resolve) => (firstFailure = resolve));
+  const store = new BackgroundStore(config.databaseUrl, options, {
+    onAttemptFailed: ({ error, attempt, delayMs }) => {
+      log.warn({ err: error, attempt, retryInMs: Math.round(delayMs) }, 'database not reachable yet: retrying');
+      firstFailure();
+    },
+  });
+  const opened = store.opened.then(
+    (ready) => loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded')),
+    (err: unknown) => {
+      log.fatal({ err }, 'the database cannot be opened, and retrying will not help');
+      onFatal?.(err);
+    },
+  );
+  await Promise.race([opened, failedOnce]);
+  return store;
 }

@@ -68,11 +68,21 @@ export const serveCommand: Command = {
 
 /** One process (alone, or as a cluster worker): listen until a stop signal, then drain. */
 async function serve(config: Config, log: Logger): Promise<number> {
-  const app = await startApp(config, log, cluster.isWorker ? { metricsSource: workerMetrics } : {});
+  let fatal: (reason: string) => void = () => undefined;
+  const failed = new Promise<string>((resolve) => (fatal = resolve));
+  const app = await startApp(config, log, {
+    ...(cluster.isWorker ? { metricsSource: workerMetrics } : {}),
+    onFatal: () => fatal('database'),
+  });
   log.info({ url: app.url, database: redactDatabaseUrl(config.databaseUrl), pid: process.pid }, 'listening');
-  const signal = cluster.isWorker
-    ? await workerStop(() => app.stopListening())
-    : await new Promise<string>((resolve) => processSignals.once(resolve));
+  const signal = await Promise.race([
+    failed,
+    cluster.isWorker ? workerStop(() => app.stopListening()) : new Promise<string>((resolve) => processSignals.once(resolve)),
+  ]);
+  if (signal === 'database') {
+    await app.close();
+    return 1;
+  }
   log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining requests');
   const clean = await app.close();
   log.info({ clean }, 'stopped');

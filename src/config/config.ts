@@ -60,6 +60,8 @@ export interface Config {
   readonly logFormat: 'auto' | 'json' | 'pretty';
   /** PostgreSQL pool size per process. */
   readonly databasePoolSize: number;
+  /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */
+  readonly databaseStatementTimeoutMs: number | null;
   /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
   readonly shutdownGraceMs: number;
   /** On shutdown: the longest wait for requests in progress before connections are cut. */
@@ -124,6 +126,10 @@ export function loadConfig(processEnv: Env = process.env): Config {
       return fallback;
     }
     return n;
+  };
+  const optionalInt = (name: string, min: number, max: number): number | null => {
+    const raw = env[name];
+    return raw === undefined || raw === '' ? null : int(name, min, min, max);
   };
   const bool = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
@@ -216,6 +222,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     logFormat: oneOf('SIS_LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     databasePoolSize: int('SIS_DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseStatementTimeoutMs: optionalInt('SIS_DATABASE_STATEMENT_TIMEOUT_MS', 0, 86_400_000),
     shutdownGraceMs: int('SIS_SHUTDOWN_GRACE_MS', 5_000, 0, 3_600_000),
     shutdownTimeoutMs: int('SIS_SHUTDOWN_TIMEOUT_MS', 30_000, 100, 3_600_000),
     workers: parsed('SIS_WORKERS', 1, parseWorkers),

@@ -14,16 +14,14 @@ export class StoreOptionsError extends Error {
 
 /** Limits of each variable: a pool above 1000 or a time-out above a day is a typo, not a choice. */
 export const STORE_ENV_LIMITS = {
-  SIS_DB_POOL_SIZE: { min: 1, max: 1000 },
   SIS_DATABASE_POOL_SIZE: { min: 1, max: 1000 },
-  SIS_DB_STATEMENT_TIMEOUT_MS: { min: 0, max: 86_400_000 },
+  SIS_DATABASE_STATEMENT_TIMEOUT_MS: { min: 0, max: 86_400_000 },
 } as const;
 
 /**
- * `SIS_DB_POOL_SIZE` (PostgreSQL connections per process, default 10; `SIS_DATABASE_POOL_SIZE` is
- * read as the same setting) and
- * `SIS_DB_STATEMENT_TIMEOUT_MS` (PostgreSQL: longest statement, 0 = no limit; SQLite: longest wait
- * for a lock, default 5000). Unset or empty variables leave the store's defaults.
+ * `SIS_DATABASE_POOL_SIZE` (PostgreSQL connections per process, default 10) and
+ * `SIS_DATABASE_STATEMENT_TIMEOUT_MS` (PostgreSQL: longest statement, 0 = no limit; SQLite:
+ * longest wait for a lock, default 5000). Unset or empty variables leave the store's defaults.
  */
 export function storeOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): OpenStoreOptions {
   const problems: string[] = [];
@@ -38,14 +36,8 @@ export function storeOptionsFromEnv(env: Readonly<Record<string, string | undefi
     }
     return n;
   };
-  let poolSize = int('SIS_DB_POOL_SIZE');
-  // The service configuration's older name for the same setting: one value, whichever is set.
-  const alias = int('SIS_DATABASE_POOL_SIZE');
-  if (poolSize !== undefined && alias !== undefined && poolSize !== alias) {
-    problems.push(`SIS_DB_POOL_SIZE=${poolSize} and SIS_DATABASE_POOL_SIZE=${alias} disagree; set only one`);
-  }
-  poolSize ??= alias;
-  const statementTimeoutMs = int('SIS_DB_STATEMENT_TIMEOUT_MS');
+  const poolSize = int('SIS_DATABASE_POOL_SIZE');
+  const statementTimeoutMs = int('SIS_DATABASE_STATEMENT_TIMEOUT_MS');
   if (problems.length > 0) throw new StoreOptionsError(problems);
   return {
     ...(poolSize === undefined ? {} : { poolSize }),

@@ -40,6 +40,8 @@ export async function startOurs(core: string | null, dbFile: string, nodeFlags: 
     SIS_WORKERS: '1',
     // Stopping between runs need not wait for idle keep-alive connections.
     SIS_SHUTDOWN_GRACE_MS: '0',
+    // The AuthCode scenario sends one phone thousands of times: no per-phone hourly limit here.
+    SIS_AUTH_CODES_PER_HOUR: '0',
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`);

@@ -9,6 +9,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { parseDatabaseUrl } from './database-url.js';
 import { reuseStatements } from './statement-cache.js';
+import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
 import type { Database, DialectName } from './schema.js';
 import { SqlStore } from './sql-store.js';
@@ -58,7 +59,9 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       throw error;
     }
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
-    return ready(db, 'sqlite', '', null, mode);
+    // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
+    const directRead = (source: string, parameters: readonly unknown[]): unknown[] => database.prepare(source).all(parameters);
+    return ready(db, 'sqlite', '', null, mode, directRead);
   }
 
   const schema = options.schema ?? target.schema;
@@ -99,10 +102,11 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
+  directRead?: SqlStoreOptions['directRead'],
 ): Promise<SqlStore> {
   try {
     const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
-    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied });
+    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...(directRead ? { directRead } : {}) });
   } catch (error) {
     await db.destroy();
     throw error;

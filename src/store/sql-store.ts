@@ -28,6 +28,12 @@ export const IMPORT_BATCH_ROWS = 500;
 
 export interface SqlStoreOptions {
   readonly dialect: DialectName;
+  /**
+   * SQLite only: runs a read synchronously on the one connection, bypassing Kysely's connection
+   * queue. Reads then see the connection's own uncommitted writes; the service writes students and
+   * devices only through imports, which run in another process (or before it listens).
+   */
+  readonly directRead?: (sql: string, parameters: readonly unknown[]) => unknown[];
   /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
@@ -43,6 +49,7 @@ export class SqlStore implements Store, OutboxStore {
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
+  readonly #directRead: SqlStoreOptions['directRead'];
   readonly #studentsQuery: CompiledQuery;
   readonly #tokenQuery: CompiledQuery;
   readonly #authCodeInsert: CompiledQuery;
@@ -54,6 +61,7 @@ export class SqlStore implements Store, OutboxStore {
 
   constructor(db: Kysely<Database>, options: SqlStoreOptions) {
     this.#db = db;
+    this.#directRead = options.directRead;
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
@@ -130,6 +138,7 @@ export class SqlStore implements Store, OutboxStore {
    * Writes are not retried: whether a lost one was committed cannot be known.
    */
   async #read<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#directRead !== undefined) return { rows: this.#directRead(query.sql, query.parameters) as R[] };
     try {
       return await this.#db.executeQuery<R>(query);
     } catch (error) {

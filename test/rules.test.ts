@@ -68,6 +68,17 @@ describe('routing and transport rules', () => {
     });
     assert.match(res.body.toString(), /<soap address="https:\/\/sis\.example\.org\/PushNotificationMobile\.asmx"/);
   });
+  it('offers the help page test form to local callers only, judging by X-Forwarded-For behind a trusted proxy', async () => {
+    const local = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx?op=GetTokenDevice' });
+    assert.match(local.body.toString(), /<form [^>]*method="post"/);
+    const remote = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx?op=GetTokenDevice',
+      headers: [['X-Forwarded-For', '203.0.113.9']],
+    });
+    assert.doesNotMatch(remote.body.toString(), /<form [^>]*method="post"/);
+    assert.match(remote.body.toString(), /The test form is only available for requests from the local machine\./);
+  });
 });
 
 describe('mounted under a base path, with a public URL', () => {

@@ -12,7 +12,7 @@ import type { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { redactUrl } from '../ops/redact.js';
 import { readBody } from './body.js';
 import type { Logger } from './logger.js';
-import { isLocalAddress, requestOrigin } from './origin.js';
+import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 
 /** What the server shares with the shutdown: once draining, every answer closes its connection. */
 export interface ServerState {
@@ -108,7 +108,8 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
           }
         },
         origin: () => requestOrigin(req, config),
-        isLocal: isLocalAddress(req.socket.remoteAddress),
+        // Behind a trusted proxy the caller is the one X-Forwarded-For names, not the proxy.
+        isLocal: isLocalAddress(clientAddress(req, config)),
       };
       dispatcher
         .dispatch(exchange)

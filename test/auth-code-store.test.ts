@@ -9,8 +9,8 @@ import { after, describe, test } from 'node:test';
 import { openStore } from '../src/store/open-store.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { AuthCodeOutcome } from '../src/store/store.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
+import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import type { FreshDatabase } from './helpers/store-targets.js';
 
 const T0 = new Date('2030-05-06T07:00:00.000Z');
 const minutes = (n: number): Date => new Date(T0.getTime() + n * 60_000);
@@ -24,22 +24,12 @@ async function count(db: FreshDatabase, table: 'auth_codes' | 'outbox'): Promise
   return Number(row!['n']);
 }
 
-async function withStore(target: StoreTarget, body: (store: SqlStore, db: FreshDatabase) => Promise<void>): Promise<void> {
-  const db = await target.fresh();
-  const store = await openStore(db.url, { poolSize: 4 });
-  try {
-    await body(store, db);
-  } finally {
-    await store.close();
-  }
-}
-
 after(() => cleanupTargets());
 
 for (const target of storeTargets) {
   describe(`acceptAuthCode on ${target.name}`, { skip: target.skip ?? undefined }, () => {
     test('at most N codes per phone within an hour, the hour sliding; the refusal says when to come back', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         for (const m of [0, 10, 20]) assert.deepEqual(await accept(store, '+15550100100', minutes(m)), { accepted: true });
         assert.deepEqual(await accept(store, '+15550100100', minutes(30)), { accepted: false, retryAfterSeconds: 30 * 60 });
         assert.deepEqual(await accept(store, '+15550100100', minutes(59)), { accepted: false, retryAfterSeconds: 60 });
@@ -56,7 +46,7 @@ for (const target of storeTargets) {
     });
 
     test('the code and its message are one transaction: a failing outbox insert stores nothing', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         if (target.name === 'SQLite') {
           await db.sql(`create trigger outbox_boom before insert on outbox begin select raise(abort, 'outbox is broken'); end`);
         } else {

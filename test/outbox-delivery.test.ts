@@ -13,8 +13,7 @@ import { createWebhookDeliver, signature } from '../src/outbox/webhook.js';
 import { openStore } from '../src/store/open-store.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import { eventually, startSmsGateway } from './helpers/sms-gateway.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
+import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
 
 const SECRET = 'test-secret-0123456789';
 const T0 = new Date('2030-01-02T03:04:05.000Z');
@@ -28,22 +27,12 @@ async function accept(store: SqlStore, phone: string, code: string, when = T0): 
   assert.deepEqual(outcome, { accepted: true });
 }
 
-async function withStore(target: StoreTarget, body: (store: SqlStore, db: FreshDatabase) => Promise<void>): Promise<void> {
-  const db = await target.fresh();
-  const store = await openStore(db.url, { poolSize: 4 });
-  try {
-    await body(store, db);
-  } finally {
-    await store.close();
-  }
-}
-
 after(() => cleanupTargets());
 
 for (const target of storeTargets) {
   describe(`outbox on ${target.name}`, { skip: target.skip ?? undefined }, () => {
     test('an accepted code is stored and its message queued, pending and due at once', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         await accept(store, '+15550001111', '4242');
         const codes = await db.sql('select code, phone from auth_codes');
         assert.deepEqual(codes, [{ code: '4242', phone: '+15550001111' }]);
@@ -60,7 +49,7 @@ for (const target of storeTargets) {
     });
 
     test('claims: each due message once, again once its lease ran out, finished only by the lease holder', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         for (const n of [1, 2, 3]) await accept(store, `+1555000000${n}`, `c${n}`);
         const first = await store.claimOutbox('w1', T0, 1000, 2);
         assert.deepEqual(
@@ -109,7 +98,7 @@ for (const target of storeTargets) {
     });
 
     test('the worker signs and delivers; a gateway answering 500 is retried until it answers 200', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         const gateway = await startSmsGateway(SECRET, (n) => (n < 2 ? 500 : 200));
         const worker = new OutboxWorker(store, createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }), silent, FAST);
         try {
@@ -135,7 +124,7 @@ for (const target of storeTargets) {
     });
 
     test('a gateway that always fails: failed after the last attempt, then retried on request', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         let down = true;
         const gateway = await startSmsGateway(SECRET, () => (down ? 500 : 200));
         const worker = new OutboxWorker(store, createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }), silent, FAST);

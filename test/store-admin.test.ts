@@ -16,8 +16,7 @@ import type { TableName, TableRecord } from '../src/store/record-check.js';
 import { PAGE_ROWS } from '../src/store/sql-admin.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { StudentRecord } from '../src/store/store.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
+import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
 
 after(cleanupTargets);
 
@@ -50,16 +49,6 @@ async function exported(store: SqlStore, tables: readonly TableName[] = ['studen
   return { ...out, counts };
 }
 
-async function withStore(target: StoreTarget, body: (store: SqlStore, db: FreshDatabase) => Promise<void>): Promise<void> {
-  const db = await target.fresh();
-  const store = await openStore(db.url, { poolSize: 3 });
-  try {
-    await body(store, db);
-  } finally {
-    await store.close();
-  }
-}
-
 for (const target of storeTargets) {
   describe(`admin store on ${target.name}`, () => {
     if (target.skip !== null) {
@@ -68,7 +57,7 @@ for (const target of storeTargets) {
     }
 
     test('a streamed import upserts as importDataset does: stored rows keep their place, new ones follow in file order', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         assert.deepEqual(await store.admin.importStream(json(DEMO_DATASET)), { students: 5, devices: 5, marks: 0, push: 0 });
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '0'), [DEMO_DATASET.students![4]]);
         assert.equal(await store.deviceToken('ws'), '  padded  \r\n  text\t');
@@ -83,7 +72,7 @@ for (const target of storeTargets) {
     });
 
     test('duplicate keys are reported with both lines, and nothing is written', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         const problems: string[] = [];
         const doc = '{"devices": [\n{"id": "a"},\n{"id": "b"},\n{"id": "a"},\n{"id": "a"}\n]}';
         await assert.rejects(
@@ -102,7 +91,7 @@ for (const target of storeTargets) {
     });
 
     test('all or nothing: a database failure in the merge leaves everything as it was', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         await store.admin.importStream(json(DEMO_DATASET));
         await db.sql(
           target.name === 'SQLite'
@@ -124,7 +113,7 @@ for (const target of storeTargets) {
     });
 
     test('replace empties the tables the file provides; a dry run writes nothing', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.admin.importStream(json(DEMO_DATASET));
         await store.admin.importStream(csvSource(text('id,token\nonly,x\n'), 'devices'), { replace: true });
         assert.equal(await store.deviceToken('1'), null);
@@ -141,7 +130,7 @@ for (const target of storeTargets) {
     });
 
     test('export: pages of a snapshot, students in service order, devices in byte order', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         const n = 2 * PAGE_ROWS + 345;
         const students = Array.from({ length: n }, (_, i) => student(String(n - i), `http://school-${i % 3}.example`, i % 7 === 0 ? '0' : '1'));
         const devices = ['b', 'B', 'a', '\u00e9', '\u{1F600}', '', 'a b', 'Z'].map((id) => ({ id, token: id === 'Z' ? null : `t-${id}` }));
@@ -161,7 +150,7 @@ for (const target of storeTargets) {
     });
 
     test('stats, schools and the students of one school', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.admin.importStream(json(DEMO_DATASET));
         await store.importDataset({ students: [{ ...student('nowhere'), school_base_url: null }] });
         await store.recordAuthCode('1', '2', new Date());
@@ -189,7 +178,7 @@ for (const target of storeTargets) {
     });
 
     test('one device at a time: get, set (created, updated, null), remove', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         assert.equal(await store.admin.device('d'), null);
         assert.equal(await store.admin.setDevice('d', 'one'), 'created');
         assert.equal(await store.admin.setDevice('d', null), 'updated');

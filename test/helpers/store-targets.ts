@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { openStore } from '../../src/store/open-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 
 export type Row = Record<string, unknown>;
 
@@ -100,4 +102,18 @@ export async function cleanupTargets(): Promise<void> {
     admin = null;
   }
   rmSync(tempDir, { recursive: true, force: true });
+}
+
+/** Runs `body` with a store opened on a fresh database of `target`, closing it afterwards. */
+export async function withFreshStore(
+  target: StoreTarget,
+  body: (store: SqlStore, db: FreshDatabase) => Promise<void>,
+): Promise<void> {
+  const db = await target.fresh();
+  const store = await openStore(db.url, { poolSize: 4 });
+  try {
+    await body(store, db);
+  } finally {
+    await store.close();
+  }
 }

@@ -11,6 +11,7 @@ import { opsPath } from '../ops/ops-endpoints.js';
 import type { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { redactUrl } from '../ops/redact.js';
 import { readBody } from './body.js';
+import { writeReply } from './write-reply.js';
 import type { Logger } from './logger.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 
@@ -71,7 +72,7 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
     if (metrics !== undefined) metrics.inFlight++;
 
     const finish = (outcome: Outcome, bodyRefused: boolean): void => {
-      write(res, outcome, requestId, bodyRefused || state.draining, workerPid);
+      writeReply(res, outcome.reply, { requestId, workerPid, closeAfter: bodyRefused || state.draining });
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = outcome.reply.status;
       if (metrics !== undefined) {
@@ -158,28 +159,4 @@ function refusalReply(refusal: Refusal): Outcome['reply'] {
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-function write(res: ServerResponse, outcome: Outcome, requestId: string, closeAfter: boolean, workerPid: string | null): void {
-  const { reply } = outcome;
-  const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
-  const headers: Record<string, string | number> = {
-    'Cache-Control': reply.invoked ? 'private, max-age=0' : 'private',
-  };
-  if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  headers['Content-Length'] = Buffer.isBuffer(body) ? body.length : body.reduce((n, b) => n + b.length, 0);
-  headers['X-Request-Id'] = requestId;
-  if (workerPid !== null) headers['X-Sis-Worker-Pid'] = workerPid;
-  for (const [name, value] of reply.headers ?? []) headers[name] = value;
-  // A refused body was not read to its end, and a draining server takes no further requests.
-  if (closeAfter) headers['Connection'] = 'close';
-  res.writeHead(reply.status, headers);
-  if (Buffer.isBuffer(body)) res.end(body);
-  else {
-    // Pieces of a large answer go out together: cork, write each, uncork on end.
-    res.cork();
-    for (const piece of body) res.write(piece);
-    res.end();
-  }
-  if (closeAfter) res.on('finish', () => res.socket?.destroySoon());
 }

@@ -4,11 +4,13 @@ import { RequestTooLargeError } from '../errors/errors.js';
 /**
  * Reads a request body up to `limit` bytes. A declared Content-Length over the limit is refused
  * before a byte is read; a body that grows past it is refused as soon as it does, and reading
- * stops there: the rest is never held in memory (decision 10). The caller closes the connection.
+ * stops there: the rest is never held in memory (decision 10). The caller closes the connection:
+ * `refused.bodyRefused` is raised for it.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, refused?: { bodyRefused: boolean }): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
+    if (refused !== undefined) refused.bodyRefused = true;
     return Promise.reject(new RequestTooLargeError(limit));
   }
   return new Promise((resolve, reject) => {
@@ -25,6 +27,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         cleanup();
         req.pause();
+        if (refused !== undefined) refused.bodyRefused = true;
         reject(new RequestTooLargeError(limit));
         return;
       }

@@ -2,18 +2,17 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/config.js';
 import type { Dispatcher, Outcome } from '../bindings/dispatch.js';
-import { RequestTooLargeError } from '../errors/errors.js';
 import type { Gate, Refusal } from '../ops/gate.js';
 import type { RequestMetrics } from '../ops/metrics.js';
 import { opsPath } from '../ops/ops-endpoints.js';
 import type { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { redactUrl } from '../ops/redact.js';
-import { readBody } from './body.js';
+import { HttpExchange } from './http-exchange.js';
 import { writeReply } from './write-reply.js';
 import type { Logger } from './logger.js';
-import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 
 /** What the server shares with the shutdown: once draining, every answer closes its connection. */
 export interface ServerState {
@@ -52,91 +51,56 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
   const workerPid = config.debugHeaders ? String(process.pid) : null;
   let counter = 0;
 
+  /** Writes the outcome, then counts and logs it: the one place every answered request passes. */
+  const finish = (ex: HttpExchange, res: ServerResponse, outcome: Outcome, closeAfter: boolean): void => {
+    writeReply(res, outcome.reply, { requestId: ex.requestId, workerPid, closeAfter: closeAfter || state.draining });
+    const seconds = (performance.now() - ex.started) / 1000;
+    const status = outcome.reply.status;
+    if (metrics !== undefined) {
+      metrics.inFlight--;
+      metrics.observe(outcome.service, outcome.operation, outcome.binding, status, seconds);
+    }
+    if (outcome.cause !== undefined) log.error({ ...logEntry(ex, outcome, seconds), err: outcome.cause }, 'operation failed');
+    else if (log.isLevelEnabled('info')) log.info(logEntry(ex, outcome, seconds), 'request');
+  };
+
+  const serve = (ex: HttpExchange, res: ServerResponse): void => {
+    dispatcher.dispatch(ex).then(
+      (outcome) => finish(ex, res, outcome, ex.bodyRefused),
+      (err: unknown) => {
+        log.error({ err, requestId: ex.requestId }, 'unexpected failure while answering');
+        finish(ex, res, { reply: INTERNAL_ERROR }, ex.bodyRefused);
+      },
+    );
+  };
+
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const started = process.hrtime.bigint();
-    const requestId = `${bootId}-${(++counter).toString(36)}`;
-    const url = req.url ?? '/';
-    const header = (name: string): string | undefined => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    };
+    const ex = new HttpExchange(req, config, `${bootId}-${(++counter).toString(36)}`);
     if (ops !== undefined) {
-      const path = opsPath(url);
+      const path = opsPath(ex.url);
       if (path !== null) {
         if (state.draining) res.setHeader('Connection', 'close');
         if (workerPid !== null) res.setHeader('X-Sis-Worker-Pid', workerPid);
-        void ops.answer(path, req, res, requestId);
+        void ops.answer(path, req, res, ex.requestId);
         return;
       }
     }
     if (metrics !== undefined) metrics.inFlight++;
+    if (gate === null) return serve(ex, res);
 
-    const finish = (outcome: Outcome, bodyRefused: boolean): void => {
-      writeReply(res, outcome.reply, { requestId, workerPid, closeAfter: bodyRefused || state.draining });
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const status = outcome.reply.status;
-      if (metrics !== undefined) {
-        metrics.inFlight--;
-        metrics.observe(outcome.service, outcome.operation, outcome.binding, status, seconds);
-      }
-      const entry = {
-        requestId,
-        method: req.method,
-        service: outcome.service,
-        operation: outcome.operation,
-        binding: outcome.binding,
-        status,
-        ms: Math.round(seconds * 1e6) / 1000,
-        // Unrouted requests are the ones an operator needs the path of; never with query values.
-        path: outcome.service === undefined ? redactUrl(url) : undefined,
-      };
-      if (outcome.cause !== undefined) log.error({ ...entry, err: outcome.cause }, 'operation failed');
-      else log.info(entry, 'request');
-    };
-
-    const serve = (): void => {
-      let bodyRefused = false;
-      const exchange = {
-        method: req.method ?? 'GET',
-        url,
-        header,
-        readBody: async (): Promise<Buffer> => {
-          try {
-            return await readBody(req, config.maxBodyBytes);
-          } catch (err) {
-            if (err instanceof RequestTooLargeError) bodyRefused = true;
-            throw err;
-          }
-        },
-        origin: () => requestOrigin(req, config),
-        // Behind a trusted proxy the caller is the one X-Forwarded-For names, not the proxy.
-        isLocal: isLocalAddress(clientAddress(req, config)),
-      };
-      dispatcher
-        .dispatch(exchange)
-        .catch((err: unknown): Outcome => {
-          log.error({ err, requestId }, 'unexpected failure while answering');
-          return {
-            reply: { status: 500, contentType: 'text/plain; charset=utf-8', body: 'An internal error occurred.\r\n', invoked: false },
-          };
-        })
-        .then((outcome) => finish(outcome, bodyRefused));
-    };
-
-    if (gate === null) return serve();
     const refuse = (refusal: Refusal): void => {
-      const service = gate.serviceName(url);
+      const service = gate.serviceName(ex.url);
       // The body was not read: the connection cannot carry another request after this answer.
-      finish({ ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(req));
+      finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(req));
     };
-    const verdict = gate.check(req, header);
-    if (verdict === null) return serve();
+    const verdict = gate.check(req, (name) => ex.header(name));
+    if (verdict === null) return serve(ex, res);
     if (!(verdict instanceof Promise)) return refuse(verdict);
     verdict.then(
-      (refusal) => (refusal === null ? serve() : refuse(refusal)),
+      (refusal) => (refusal === null ? serve(ex, res) : refuse(refusal)),
       (err: unknown) => {
-        log.error({ err, requestId }, 'access check failed');
-        serve();
+        log.error({ err, requestId: ex.requestId }, 'access check failed');
+        serve(ex, res);
       },
     );
   });
@@ -150,6 +114,27 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
     setTimeout(() => socket.destroy(), 1000).unref();
   });
   return server;
+}
+
+const INTERNAL_ERROR: Outcome['reply'] = {
+  status: 500,
+  contentType: 'text/plain; charset=utf-8',
+  body: 'An internal error occurred.\r\n',
+  invoked: false,
+};
+
+/** One JSON line per request; unrouted requests carry their path (never query values), as an operator needs it. */
+function logEntry(ex: HttpExchange, outcome: Outcome, seconds: number): Record<string, unknown> {
+  return {
+    requestId: ex.requestId,
+    method: ex.method,
+    service: outcome.service,
+    operation: outcome.operation,
+    binding: outcome.binding,
+    status: outcome.reply.status,
+    ms: Math.round(seconds * 1e6) / 1000,
+    path: outcome.service === undefined ? redactUrl(ex.url) : undefined,
+  };
 }
 
 function refusalReply(refusal: Refusal): Outcome['reply'] {

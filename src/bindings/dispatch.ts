@@ -188,6 +188,7 @@ function unknownMethod(routes: ServiceRoutes, name: string): HttpBindingError {
 }
 
 function safeDecodePath(raw: string): string | null {
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -19,14 +19,23 @@ export class CountedStore implements Store {
 
   constructor(private readonly inner: Store) {}
 
-  private async count<T>(call: () => Promise<T>): Promise<T> {
+  // Not an async function: the answer's promise is handed back as it is, with no extra hop.
+  private count<T>(call: () => Promise<T>): Promise<T> {
     this.inFlight++;
+    let pending: Promise<T>;
     try {
-      return await call();
-    } finally {
+      pending = call();
+    } catch (error) {
       this.inFlight--;
+      return Promise.reject(error as Error);
     }
+    pending.then(this.#done, this.#done);
+    return pending;
   }
+
+  readonly #done = (): void => {
+    this.inFlight--;
+  };
 
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
     return this.count(() => this.inner.studentsOfSchool(schoolBaseUrl, showActive));

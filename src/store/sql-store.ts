@@ -86,15 +86,13 @@ export class SqlStore implements Store, OutboxStore {
   }
 
   async marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
-    const query =
-      subjectId === null
-        ? CompiledQuery.raw(this.#marksQuery.sql, [studentId])
-        : CompiledQuery.raw(this.#subjectMarksQuery.sql, [studentId, subjectId]);
-    return (await this.#read<MarkRecord>(query)).rows;
+    return subjectId === null
+      ? this.#read<MarkRecord>(this.#marksQuery.sql, [studentId])
+      : this.#read<MarkRecord>(this.#subjectMarksQuery.sql, [studentId, subjectId]);
   }
 
   async pushSettings(): Promise<PushSettingsRecord | null> {
-    return (await this.#read<PushSettingsRecord>(this.#pushQuery)).rows[0] ?? null;
+    return (await this.#read<PushSettingsRecord>(this.#pushQuery.sql, []))[0] ?? null;
   }
 
   acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
@@ -121,14 +119,12 @@ export class SqlStore implements Store, OutboxStore {
     return this.#outbox.outboxCounts();
   }
 
-  async studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
-    const result = await this.#read<StudentRecord>(CompiledQuery.raw(this.#studentsQuery.sql, [schoolBaseUrl, showActive]));
-    return result.rows;
+  studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
+    return this.#read<StudentRecord>(this.#studentsQuery.sql, [schoolBaseUrl, showActive]);
   }
 
   async deviceToken(id: string): Promise<string | null> {
-    const result = await this.#read<{ token: string | null }>(CompiledQuery.raw(this.#tokenQuery.sql, [id]));
-    const row = result.rows[0];
+    const row = (await this.#read<{ token: string | null }>(this.#tokenQuery.sql, [id]))[0];
     return row === undefined ? null : row.token;
   }
 
@@ -137,13 +133,24 @@ export class SqlStore implements Store, OutboxStore {
    * (the pool drops it): a restarted server or a killed connection then costs no failed request.
    * Writes are not retried: whether a lost one was committed cannot be known.
    */
-  async #read<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#directRead !== undefined) return { rows: this.#directRead(query.sql, query.parameters) as R[] };
+  #read<R>(source: string, parameters: readonly unknown[]): Promise<R[]> {
+    if (this.#directRead !== undefined) {
+      // Synchronous on SQLite: no query object, no driver queue, one resolved promise.
+      try {
+        return Promise.resolve(this.#directRead(source, parameters) as R[]);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    }
+    return this.#pooledRead<R>(CompiledQuery.raw(source, [...parameters]));
+  }
+
+  async #pooledRead<R>(query: CompiledQuery): Promise<R[]> {
     try {
-      return await this.#db.executeQuery<R>(query);
+      return (await this.#db.executeQuery<R>(query)).rows;
     } catch (error) {
       if (!isConnectionLost(error)) throw error;
-      return this.#db.executeQuery<R>(query);
+      return (await this.#db.executeQuery<R>(query)).rows;
     }
   }
 

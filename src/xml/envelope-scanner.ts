@@ -10,7 +10,6 @@ import type { Envelope, ParamText } from './envelope-reader.js';
  */
 
 const NAME = /[A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?/y;
-const WS = /[ \t\n]*/y;
 const ATTR = /([A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?)[ \t\n]*=[ \t\n]*(?:"([^"<&]*)"|'([^'<&]*)')/y;
 const DECL = /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.0\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
 // Characters the fast path leaves to saxes: CR (line-end normalisation), controls, non-characters
@@ -205,9 +204,11 @@ function decodeText(xml: string, start: number, end: number): string | null {
 }
 
 function skipWs(xml: string, i: number): number {
-  WS.lastIndex = i;
-  WS.test(xml);
-  return WS.lastIndex;
+  for (;;) {
+    const c = xml.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x09) return i;
+    i++;
+  }
 }
 
 function isWhitespace(xml: string, start: number, end: number): boolean {

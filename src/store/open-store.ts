@@ -8,6 +8,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { parseDatabaseUrl } from './database-url.js';
+import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { reuseStatements } from './statement-cache.js';
 import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
@@ -61,7 +62,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
     // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
     const directRead = (source: string, parameters: readonly unknown[]): unknown[] => database.prepare(source).all(parameters);
-    return ready(db, 'sqlite', '', null, mode, directRead);
+    return ready(db, 'sqlite', '', null, mode, { directRead, directAuthCode: () => sqliteAuthCodeWriter(database) });
   }
 
   const schema = options.schema ?? target.schema;
@@ -102,11 +103,16 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  directRead?: SqlStoreOptions['directRead'],
+  direct?: {
+    readonly directRead: NonNullable<SqlStoreOptions['directRead']>;
+    /** Prepared only once the tables exist (after migrating). */
+    readonly directAuthCode: () => NonNullable<SqlStoreOptions['directAuthCode']>;
+  },
 ): Promise<SqlStore> {
   try {
     const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
-    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...(directRead ? { directRead } : {}) });
+    const fast = direct === undefined ? {} : { directRead: direct.directRead, directAuthCode: direct.directAuthCode() };
+    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...fast });
   } catch (error) {
     await db.destroy();
     throw error;

@@ -3,12 +3,13 @@
  * migrations.ts and transaction.ts; here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
  */
 import { CompiledQuery, sql } from 'kysely';
-import type { Kysely, QueryResult } from 'kysely';
+import type { Kysely } from 'kysely';
 import { validateDataset } from './dataset.js';
 import { isConnectionLost } from './db-errors.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
+import type { DirectAuthCode } from './sqlite-auth-code.js';
 import type { Database, DialectName } from './schema.js';
 import type {
   AuthCodeOutcome,
@@ -34,6 +35,8 @@ export interface SqlStoreOptions {
    * devices only through imports, which run in another process (or before it listens).
    */
   readonly directRead?: (sql: string, parameters: readonly unknown[]) => unknown[];
+  /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
+  readonly directAuthCode?: DirectAuthCode;
   /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
@@ -57,11 +60,13 @@ export class SqlStore implements Store, OutboxStore {
   readonly #subjectMarksQuery: CompiledQuery;
   readonly #pushQuery: CompiledQuery;
   readonly #outbox: SqlOutbox;
+  readonly #directAuthCode: DirectAuthCode | undefined;
   #closed: Promise<void> | null = null;
 
   constructor(db: Kysely<Database>, options: SqlStoreOptions) {
     this.#db = db;
     this.#directRead = options.directRead;
+    this.#directAuthCode = options.directAuthCode;
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
@@ -96,6 +101,14 @@ export class SqlStore implements Store, OutboxStore {
   }
 
   acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    if (this.#directAuthCode !== undefined) {
+      try {
+        const outcome = this.#directAuthCode(request);
+        if (outcome !== null) return Promise.resolve(outcome);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    }
     return this.#outbox.acceptAuthCode(request);
   }
 

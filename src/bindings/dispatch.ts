@@ -10,6 +10,7 @@ import { httpErrorReply, httpReply, pageReply, soapErrorReply, soapReply } from 
 import { buildRouteTable } from './service-routes.js';
 import type { ServiceRoutes } from './service-routes.js';
 import { readSoap } from './soap.js';
+import type { SoapRequest } from './soap.js';
 import { SOAP11, SOAP12 } from './soap-version.js';
 import type { BindingName, Call, Reply } from './types.js';
 
@@ -62,7 +63,19 @@ export class Dispatcher {
     this.limits = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
   }
 
-  async dispatch(ex: Exchange): Promise<Outcome> {
+  /**
+   * Not an async function, nor are the steps below: each awaits only what must be awaited (the
+   * body, the operation), so a request costs a few promise hops rather than one per layer.
+   */
+  dispatch(ex: Exchange): Promise<Outcome> {
+    try {
+      return Promise.resolve(this.route(ex));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private route(ex: Exchange): Outcome | Promise<Outcome> {
     const q = ex.url.indexOf('?');
     const rawPath = q < 0 ? ex.url : ex.url.slice(0, q);
     const query = q < 0 ? '' : ex.url.slice(q + 1);
@@ -75,13 +88,13 @@ export class Dispatcher {
     const service = routes.service.name;
     const opPath = match[2];
     if (opPath === undefined) return this.serviceEndpoint(ex, routes, query);
-    return { service, ...(await this.operationEndpoint(ex, routes, opPath, query)) };
+    return this.operationEndpoint(ex, routes, service, opPath, query);
   }
 
   /** `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise. */
-  private async serviceEndpoint(ex: Exchange, routes: ServiceRoutes, query: string): Promise<Outcome> {
+  private serviceEndpoint(ex: Exchange, routes: ServiceRoutes, query: string): Outcome | Promise<Outcome> {
     const service = routes.service.name;
-    if (ex.method === 'POST') return { service, ...(await this.soap(ex, routes)) };
+    if (ex.method === 'POST') return this.soap(ex, routes, service);
     if (ex.method !== 'GET') {
       return { service, reply: pageReply(new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.')) };
     }
@@ -101,79 +114,107 @@ export class Dispatcher {
     };
   }
 
-  private async soap(ex: Exchange, routes: ServiceRoutes): Promise<Omit<Outcome, 'service'>> {
+  private soap(ex: Exchange, routes: ServiceRoutes, service: string): Promise<Outcome> {
     const contentType = ex.header('content-type');
     const soapAction = ex.header('soapaction');
-    let body: Buffer;
-    try {
-      body = await ex.readBody();
-    } catch (err) {
-      if (!(err instanceof ServiceError)) throw err;
-      const guess = soapAction === undefined || /^\s*application\/soap\+xml/i.test(contentType ?? '') ? SOAP12 : SOAP11;
-      return { binding: guess.binding, reply: soapErrorReply(guess, err) };
-    }
-    const read = readSoap(routes, { contentType, soapAction, body }, this.limits);
-    const binding = read.version.binding;
-    if ('error' in read) return { binding, reply: soapErrorReply(read.version, read.error) };
+    return ex.readBody().then(
+      (body) => this.soapCall(routes, service, { contentType, soapAction, body }),
+      (err: unknown) => {
+        if (!(err instanceof ServiceError)) throw err;
+        const guess = soapAction === undefined || /^\s*application\/soap\+xml/i.test(contentType ?? '') ? SOAP12 : SOAP11;
+        return { service, binding: guess.binding, reply: soapErrorReply(guess, err) };
+      },
+    );
+  }
+
+  private soapCall(routes: ServiceRoutes, service: string, request: SoapRequest): Outcome | Promise<Outcome> {
+    const read = readSoap(routes, request, this.limits);
+    const { version } = read;
+    const binding = version.binding;
+    if ('error' in read) return { service, binding, reply: soapErrorReply(version, read.error) };
     const operation = read.call.op.name;
     if (read.mustUnderstand !== null) {
       // ASMX checks after running the method; we check before, so a refused call changes nothing.
       const fault = new SoapFaultError('MustUnderstand', `SOAP header ${read.mustUnderstand} was not understood.`, true);
-      return { binding, operation, reply: soapErrorReply(read.version, fault) };
+      return { service, binding, operation, reply: soapErrorReply(version, fault) };
     }
-    const result = await this.invoke(read.call);
-    if (result.error !== undefined) {
-      return { binding, operation, cause: result.cause, reply: soapErrorReply(read.version, result.error) };
-    }
-    return { binding, operation, reply: soapReply(read.version, routes.writers.get(read.call.op)!, result.value) };
+    const writer = routes.writers.get(read.call.op)!;
+    return this.invoke(read.call).then((result) =>
+      result.error !== undefined
+        ? { service, binding, operation, cause: result.cause, reply: soapErrorReply(version, result.error) }
+        : { service, binding, operation, reply: soapReply(version, writer, result.value) },
+    );
   }
 
   /** `/X.asmx/Op`: HTTP GET and POST; other verbs and shapes get ASMX's errors. */
-  private async operationEndpoint(
+  private operationEndpoint(
     ex: Exchange,
     routes: ServiceRoutes,
+    service: string,
     opPath: string,
     query: string,
-  ): Promise<Omit<Outcome, 'service'>> {
+  ): Outcome | Promise<Outcome> {
     const isGet = ex.method === 'GET';
     if ((!isGet && ex.method !== 'POST') || opPath === '') {
       const message = `Request format is unrecognized for URL unexpectedly ending in '/${opPath}'.`;
-      return { reply: pageReply(new PageError(500, 'Request format is unrecognized.', message)) };
+      return { service, reply: pageReply(new PageError(500, 'Request format is unrecognized.', message)) };
     }
     const binding: BindingName = isGet ? 'httpget' : 'httppost';
     const op = routes.byName.get(opPath);
-    if (op === undefined) return { binding, reply: httpErrorReply(unknownMethod(routes, opPath)) };
+    if (op === undefined) return { service, binding, reply: httpErrorReply(unknownMethod(routes, opPath)) };
+    const refused = (err: unknown): Outcome => {
+      if (!(err instanceof ServiceError)) throw err;
+      return { service, binding, operation: op.name, reply: httpErrorReply(err) };
+    };
+    const run = (call: Call): Promise<Outcome> =>
+      this.invoke(call).then((result) =>
+        result.error !== undefined
+          ? { service, binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) }
+          : { service, binding, operation: op.name, reply: httpReply(routes.writers.get(op)!, result.value) },
+      );
+    if (!isGet) {
+      return ex.readBody().then((body) => {
+        let call: Call;
+        try {
+          call = readHttpPost(op, ex.header('content-type'), body, this.config.maxFormFields);
+        } catch (err) {
+          return refused(err);
+        }
+        return run(call);
+      }, refused);
+    }
     let call: Call;
     try {
-      call = isGet
-        ? readHttpGet(op, query, this.config.maxFormFields)
-        : readHttpPost(op, ex.header('content-type'), await ex.readBody(), this.config.maxFormFields);
+      call = readHttpGet(op, query, this.config.maxFormFields);
     } catch (err) {
-      if (!(err instanceof ServiceError)) throw err;
-      return { binding, operation: op.name, reply: httpErrorReply(err) };
+      return refused(err);
     }
-    const result = await this.invoke(call);
-    if (result.error !== undefined) {
-      return { binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) };
-    }
-    return { binding, operation: op.name, reply: httpReply(routes.writers.get(op)!, result.value) };
+    return run(call);
   }
 
-  /** Runs the operation. Refused arguments are the caller's to fix; anything else is logged. */
-  private async invoke(
-    call: Call,
-  ): Promise<
-    | { value: Awaited<ReturnType<Operation['run']>>; error?: undefined }
-    | { error: OperationFailedError | InvalidArgumentError; cause?: unknown }
-  > {
+  /** Runs the operation; its failure becomes an error to answer with (and a cause to log). */
+  private invoke(call: Call): Promise<Invoked> {
+    let pending: ReturnType<Operation['run']>;
     try {
-      return { value: await call.op.run(call.args, this.context) };
+      pending = call.op.run(call.args, this.context);
     } catch (cause) {
-      if (cause instanceof InvalidArgumentError) return { error: cause };
-      const error = cause instanceof OperationFailedError ? cause : new OperationFailedError(OPERATION_FAILED, { cause });
-      return { error, cause };
+      return Promise.resolve(failed(cause));
     }
+    return pending.then(succeeded, failed);
   }
+}
+
+type Invoked =
+  | { value: Awaited<ReturnType<Operation['run']>>; error?: undefined }
+  | { error: OperationFailedError | InvalidArgumentError; cause?: unknown };
+
+const succeeded = (value: Awaited<ReturnType<Operation['run']>>): Invoked => ({ value });
+
+/** Refused arguments are the caller's to fix; anything else is logged. */
+function failed(cause: unknown): Invoked {
+  if (cause instanceof InvalidArgumentError) return { error: cause };
+  const error = cause instanceof OperationFailedError ? cause : new OperationFailedError(OPERATION_FAILED, { cause });
+  return { error, cause };
 }
 
 /** ASMX's words for a method name that is not there, or there only in another case. */

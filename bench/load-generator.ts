@@ -25,7 +25,7 @@ export function chooseGenerator(env: NodeJS.ProcessEnv): LoadGenerator {
 
 /** The generator, its version and how it runs, for the results. */
 export function describeGenerator(g: LoadGenerator): string {
-  if (g === 'wrk') return `${wrkVersion() ?? 'wrk'} (one thread, one process; Lua script)`;
+  if (g === 'wrk') return `${wrkVersion() ?? 'wrk'}, one thread, request from a Lua script`;
   const version = (createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version;
-  return `autocannon ${version} (one Node process)`;
+  return `autocannon ${version}, one Node process`;
 }

@@ -101,7 +101,7 @@ function machineFacts(core: ReturnType<typeof cores>, generator: LoadGenerator):
   return [
     `CPU: ${c[0]?.model ?? 'unknown'} × ${c.length} (logical cores), memory ${fmt(totalmem() / 2 ** 30, 1)} GiB, Linux ${release()}`,
     `Node ${process.version}; soap (node-soap) ${version('soap')}`,
-    `Load generator: ${describeGenerator(generator)}${process.env['BENCH_LOAD'] ? ' (BENCH_LOAD)' : ''}`,
+    `Load generator: ${describeGenerator(generator)}${process.env['BENCH_LOAD'] ? ` (BENCH_LOAD=${process.env['BENCH_LOAD']})` : ' (the default: wrk when on PATH)'}`,
     core.server === null
       ? `Pinning: none (${HAS_TASKSET ? 'one core' : 'no taskset'}): servers and load generator share the cores`
       : `Pinning: servers on core ${core.server} (taskset -c ${core.server}), load generator on core ${core.load} (taskset -c ${core.load})`,

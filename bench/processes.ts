@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLOCK_TICKS, cpuSecondsOf } from './proc-stat.js';
 
 /** Compiled scripts live next to this file in dist/bench. */
 export const BENCH_DIST = dirname(fileURLToPath(import.meta.url));
@@ -177,20 +178,6 @@ export function resetPeak(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** CPU seconds (user + system, all threads) a process has used so far. */
-export function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised name; utime and stime are the 14th and 15th fields.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(rest[11]) + Number(rest[12])) / CLOCK_TICKS;
-  } catch {
-    return NaN;
   }
 }
 

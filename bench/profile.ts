@@ -5,14 +5,16 @@
  *
  * Usage: node dist/bench/profile.js [SCENARIO_ID [TARGET]]   (default token-soap11 ours;
  * TARGET ours, ceiling or node-soap, to compare; BENCH_SECONDS=10, BENCH_CONNECTIONS=50,
- * BENCH_NICE as for the run; the .cpuprofile is kept and its path printed, for Chrome DevTools).
+ * BENCH_NICE and BENCH_LOAD as for the run; the .cpuprofile is kept and its path printed, for
+ * Chrome DevTools).
  *        node dist/bench/profile.js FILE.cpuprofile  (sums up an existing profile).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkOnce } from './http-check.js';
-import type { LoadResult, LoadSpec } from './load-worker.js';
+import { chooseGenerator } from './load-generator.js';
+import type { LoadResult, LoadSpec } from './load-spec.js';
 import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './processes.js';
 import { TARGETS, mainDataset, pathFor, scenarios } from './scenarios.js';
 import type { TargetName } from './scenarios.js';
@@ -153,6 +155,7 @@ async function main(): Promise<void> {
   try {
     await checkOnce(s, target, server.base);
     const spec: LoadSpec = {
+      generator: chooseGenerator(process.env),
       url: `${server.base}${pathFor(s, target)}`,
       method: s.request.method,
       headers: s.request.headers,

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { LoadResult } from './load-worker.js';
+import type { LoadResult } from './load-spec.js';
 import type { Scenario, TargetName } from './scenarios.js';
 import { mean } from './stats.js';
 

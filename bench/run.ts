@@ -4,13 +4,15 @@
  * Every scenario first checks each target's answer (ours and the ceiling byte for byte,
  * node-soap by its values), then loads the targets in turn, rotating the order from round to
  * round so slow drift of the machine falls on all of them alike. Servers sit on core 0, the
- * load generator (autocannon, in a child process) on core 1, when taskset exists.
+ * load generator (wrk when on PATH, else autocannon, in a child process) on core 1, when taskset
+ * exists.
  *
  * Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_ROUNDS (2), BENCH_WARMUP (1),
  * BENCH_QUICK=1 (1-second smoke run), BENCH_ONLY=regex (scenario ids), BENCH_GROWTH=0 (skip the
- * growth check), BENCH_EXPECT_BODY=1 (autocannon compares every answer of ours and the
- * ceiling), BENCH_NICE=-10 (run servers and load generator at that priority on a shared machine),
- * BENCH_OUT=file (default bench/RESULTS.md; a quick run writes to its temp dir).
+ * growth check), BENCH_EXPECT_BODY=1 (the load generator compares every answer of ours and the
+ * ceiling), BENCH_LOAD=wrk|autocannon (force one), BENCH_NICE=-10 (run servers and load
+ * generator at that priority on a shared machine), BENCH_OUT=file (default bench/RESULTS.md; a
+ * quick run writes to its temp dir).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,8 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { checkOnce, send, verify } from './http-check.js';
-import type { LoadResult, LoadSpec } from './load-worker.js';
+import { chooseGenerator, describeGenerator } from './load-generator.js';
+import type { LoadGenerator, LoadResult, LoadSpec } from './load-spec.js';
 import {
   BENCH_DIST,
   HAS_TASKSET,
@@ -49,11 +52,15 @@ interface Options {
   readonly only: RegExp | null;
   readonly growth: boolean;
   readonly expectBody: boolean;
+  readonly generator: LoadGenerator;
   readonly out: string | null;
 }
 
 function options(env: NodeJS.ProcessEnv): Options {
   const quick = env['BENCH_QUICK'] === '1';
+  const generator = chooseGenerator(env);
+  // wrk runs for whole seconds only: round up here so every figure printed is the one used.
+  const whole = (n: number): number => (generator === 'wrk' ? Math.max(1, Math.ceil(n)) : n);
   const num = (name: string, fallback: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -63,13 +70,14 @@ function options(env: NodeJS.ProcessEnv): Options {
   };
   return {
     quick,
-    seconds: num('BENCH_SECONDS', quick ? 1 : 5),
+    seconds: whole(num('BENCH_SECONDS', quick ? 1 : 5)),
     connections: Math.round(num('BENCH_CONNECTIONS', 50)),
     rounds: Math.round(num('BENCH_ROUNDS', quick ? 1 : 2)),
-    warmup: num('BENCH_WARMUP', quick ? 0.5 : 1),
+    warmup: whole(num('BENCH_WARMUP', quick ? 0.5 : 1)),
     only: env['BENCH_ONLY'] ? new RegExp(env['BENCH_ONLY']) : null,
     growth: env['BENCH_GROWTH'] !== '0',
     expectBody: env['BENCH_EXPECT_BODY'] === '1',
+    generator,
     out: env['BENCH_OUT'] ?? (quick ? null : join(REPO_ROOT, 'bench', 'RESULTS.md')),
   };
 }
@@ -78,7 +86,7 @@ const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const fmt = (n: number, d = 0): string =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a';
 
-function machineFacts(core: ReturnType<typeof cores>): string[] {
+function machineFacts(core: ReturnType<typeof cores>, generator: LoadGenerator): string[] {
   const require = createRequire(import.meta.url);
   const version = (pkg: string): string => (require(`${pkg}/package.json`) as { version: string }).version;
   const git = (...args: string[]): string => {
@@ -92,10 +100,11 @@ function machineFacts(core: ReturnType<typeof cores>): string[] {
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
   return [
     `CPU: ${c[0]?.model ?? 'unknown'} × ${c.length} (logical cores), memory ${fmt(totalmem() / 2 ** 30, 1)} GiB, Linux ${release()}`,
-    `Node ${process.version}; autocannon ${version('autocannon')}; soap (node-soap) ${version('soap')}`,
+    `Node ${process.version}; soap (node-soap) ${version('soap')}`,
+    `Load generator: ${describeGenerator(generator)}${process.env['BENCH_LOAD'] ? ` (BENCH_LOAD=${process.env['BENCH_LOAD']})` : ' (the default: wrk when on PATH)'}`,
     core.server === null
       ? `Pinning: none (${HAS_TASKSET ? 'one core' : 'no taskset'}): servers and load generator share the cores`
-      : `Pinning: servers on core ${core.server} (taskset -c ${core.server}), load generator on core ${core.load} (taskset -c ${core.load}), one autocannon process`,
+      : `Pinning: servers on core ${core.server} (taskset -c ${core.server}), load generator on core ${core.load} (taskset -c ${core.load})`,
     `Commit: ${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ' with uncommitted changes in tracked files' : ''}`,
     ...(priorityNote() === null ? [] : [`Priority: ${priorityNote()}`]),
   ];
@@ -110,7 +119,7 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const load0 = loadavg();
   const work = mkdtempSync(join(tmpdir(), 'sis-bench-'));
-  const facts = machineFacts(core);
+  const facts = machineFacts(core, opts.generator);
   facts.forEach((f) => say(f));
   say(
     `Runs of ${opts.seconds} s, ${opts.connections} connections, ${opts.rounds} round(s), ${opts.warmup} s warm-up; work dir ${work}`,
@@ -174,7 +183,7 @@ async function main(): Promise<void> {
   const load1 = loadavg();
   const seconds = (Date.now() - t0) / 1000;
   const targets = evaluateTargets(scenarios, results, growth);
-  const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_QUICK', 'BENCH_ONLY', 'BENCH_GROWTH', 'BENCH_EXPECT_BODY', 'BENCH_NICE']
+  const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_QUICK', 'BENCH_ONLY', 'BENCH_GROWTH', 'BENCH_EXPECT_BODY', 'BENCH_LOAD', 'BENCH_NICE']
     .filter((k) => process.env[k] !== undefined)
     .map((k) => `${k}=${process.env[k]}`);
   const report = [
@@ -187,7 +196,7 @@ async function main(): Promise<void> {
     '',
     '### Load scenarios',
     '',
-    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs node-soap" is our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when autocannon did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load.',
+    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs node-soap" is our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when the load generator did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load' + failedNote(opts) + '.',
     '',
     resultsTable(scenarios, results),
     '',
@@ -225,6 +234,15 @@ async function main(): Promise<void> {
 
 const badOf = (l: LoadResult): number => l.non2xx + l.errors + l.timeouts + l.mismatches;
 
+/** What "failed" can see under load, which depends on the generator and on BENCH_EXPECT_BODY. */
+function failedNote(opts: Options): string {
+  const checked = 'and answers of ours and the ceiling whose body differs from the expected one (BENCH_EXPECT_BODY=1)';
+  if (opts.generator === 'autocannon') return opts.expectBody ? `, ${checked}` : '';
+  return opts.expectBody
+    ? `, ${checked}; wrk hands every answer to a Lua check, which slows it`
+    : '; wrk counts only statuses ≥ 400 as failed, so a 3xx would pass unseen here (the checks before and after the runs compare status and body)';
+}
+
 async function loadRun(
   s: Scenario,
   server: Server,
@@ -234,6 +252,7 @@ async function loadRun(
   work: string,
 ): Promise<RunRecord> {
   const spec: LoadSpec = {
+    generator: opts.generator,
     url: `${server.base}${pathFor(s, server.target)}`,
     method: s.request.method,
     headers: s.request.headers,

@@ -6,7 +6,6 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { parseDatabaseUrl } from './database-url.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { reuseStatements } from './statement-cache.js';
@@ -66,6 +65,8 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   }
 
   const schema = options.schema ?? target.schema;
+  // Loaded only for PostgreSQL: a SQLite process does not pay the driver's memory.
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: options.poolSize ?? 10,

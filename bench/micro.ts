@@ -20,6 +20,7 @@ import { services } from '../src/operations/index.js';
 import type { Service } from '../src/operations/index.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { isStreamed } from '../src/xml/chunked-text.js';
 import { readEnvelope } from '../src/xml/envelope-reader.js';
 import { createResultWriter } from '../src/xml/result-writer.js';
 import { BIG_SCHOOL, NS, SMALL_SCHOOL, TOKEN, activeStudents, mainDataset, makeStudents, scenarios } from './scenarios.js';
@@ -109,6 +110,10 @@ async function main(): Promise<void> {
   const memory = {
     deviceToken: async (id: string) => (id === '1' ? TOKEN : null),
     studentsOfSchool: async (school: string) => (school === SMALL_SCHOOL ? small : big),
+    // One page: both lists fit in the default page, so they are answered whole.
+    studentsOfSchoolPages: async function* (school: string) {
+      yield school === SMALL_SCHOOL ? small : big;
+    },
     recordAuthCode: async () => undefined,
   };
   const ctx = { store: memory, now: () => new Date() } as unknown as OperationContext;
@@ -147,6 +152,7 @@ async function main(): Promise<void> {
   const fields = ['id_student', 'fullName', 'id_device', 'ShowActive'];
   const current = (list: readonly Record<string, string | null>[]): Buffer => {
     const body = schoolWriter.soapBody(list);
+    if (isStreamed(body)) throw new Error('a list held whole is never streamed');
     return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.concat(body);
   };
   const chunked = (list: readonly Record<string, string | null>[]): Buffer[] =>

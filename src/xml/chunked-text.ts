@@ -50,11 +50,47 @@ export class ChunkedText {
   }
 }
 
-/** A body: one string (small answers: fastest as is) or UTF-8 pieces (large lists). */
-export type Body = string | readonly Buffer[];
+/**
+ * A body written while it is sent: pieces made on demand, from a list read page by page, so a
+ * large answer never sits in memory whole. Whoever takes one must call close() in the end.
+ */
+export interface StreamedBody {
+  /** The next pieces (a page's worth), or null once the body is complete. Rejects if the reading fails. */
+  next(): Promise<readonly Buffer[] | null>;
+  /** Releases what the pieces are made from (a database snapshot). Idempotent; never rejects. */
+  close(): Promise<void>;
+}
+
+/** A body: one string (small answers: fastest as is), UTF-8 pieces (large lists) or a stream (longer ones). */
+export type Body = string | readonly Buffer[] | StreamedBody;
+
+export function isStreamed(body: Body): body is StreamedBody {
+  return typeof body !== 'string' && !Array.isArray(body);
+}
 
 /** Joins a head, a body and a tail without flattening a large body into one string. */
 export function wrapBody(head: string, body: Body, tail: string): Body {
   if (typeof body === 'string') return head + body + tail;
-  return [Buffer.from(head, 'utf8'), ...body, Buffer.from(tail, 'utf8')];
+  const before = Buffer.from(head, 'utf8');
+  const after = Buffer.from(tail, 'utf8');
+  if (!isStreamed(body)) return [before, ...body, after];
+  let started = false;
+  let ended = false;
+  return {
+    async next() {
+      if (ended) return null;
+      const pieces = await body.next();
+      const out = pieces === null ? [] : [...pieces];
+      if (!started) {
+        started = true;
+        out.unshift(before);
+      }
+      if (pieces === null) {
+        ended = true;
+        out.push(after);
+      }
+      return out.filter((piece) => piece.length > 0);
+    },
+    close: () => body.close(),
+  };
 }

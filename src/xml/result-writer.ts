@@ -1,7 +1,9 @@
+import { isListPages } from '../contract/list-pages.js';
 import type { ListValue, ResultSpec, ResultValue, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
 import type { Body } from './chunked-text.js';
 import { escapeText } from './escape.js';
+import { streamList } from './list-stream.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';
 import { compactStructWriter, indentedFieldsWriter, indentedItemWriter } from './struct-writer.js';
 
@@ -59,26 +61,31 @@ export function createResultWriter(opName: string, result: ResultSpec, namespace
       const indentedItem = indentedItemWriter(item);
       const rootOpen = `<${root} ${NS_DECLS} xmlns="${ns}">`;
       const rootClose = `\n</${root}>`;
+      const rootEmpty = `<${root} ${NS_DECLS} xmlns="${ns}" />`;
+      const soapFrame = { open: `${open}<${res}>`, close: `</${res}>${close}`, empty: withResult(`<${res} />`) };
+      const httpFrame = { open: rootOpen, close: rootClose, empty: rootEmpty };
       return {
         soapBody(value) {
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return empty;
+          if (isListPages(list)) return streamList(list, compactItem, soapFrame);
           if (list.length === 0) return withResult(`<${res} />`);
           if (list.length >= CHUNKED_FROM) {
             const out = new ChunkedText();
-            out.add(`${open}<${res}>`);
+            out.add(soapFrame.open);
             for (const v of list) out.add(compactItem(v));
-            out.add(`</${res}>${close}`);
+            out.add(soapFrame.close);
             return out.finish();
           }
-          let out = `${open}<${res}>`;
+          let out = soapFrame.open;
           for (const v of list) out += compactItem(v);
-          return `${out}</${res}>${close}`;
+          return out + soapFrame.close;
         },
         httpDocument(value) {
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-          if (list.length === 0) return `<${root} ${NS_DECLS} xmlns="${ns}" />`;
+          if (isListPages(list)) return streamList(list, indentedItem, httpFrame);
+          if (list.length === 0) return rootEmpty;
           if (list.length >= CHUNKED_FROM) {
             const out = new ChunkedText();
             out.add(rootOpen);

@@ -11,9 +11,9 @@ import { BackgroundStore } from '../src/store/background-store.js';
 import { openStore } from '../src/store/open-store.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { Dataset, Store, StudentRecord } from '../src/store/store.js';
-import { parseResponse, rawRequest } from './helpers/raw-http.js';
+import { dechunk, parseResponse, rawRequest } from './helpers/raw-http.js';
 import type { RawRequest, RawResponse } from './helpers/raw-http.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
+import { adminClient, cleanupTargets, postgresTarget, storeTargets } from './helpers/store-targets.js';
 import type { FreshDatabase } from './helpers/store-targets.js';
 import { startTestServer } from './helpers/test-server.js';
 import type { TestServer } from './helpers/test-server.js';
@@ -224,3 +224,35 @@ for (const target of storeTargets) {
     });
   });
 }
+
+describe('a large answer whose database connection dies midway', { skip: postgresTarget.skip ?? false }, () => {
+  it('is cut (the client sees a truncated answer, never a short well-formed list), and the next is served', async () => {
+    const db = await postgresTarget.fresh();
+    const app = `sis_cut_${process.pid}`;
+    const server = await startTestServer({ env: { SIS_DATABASE_URL: `${db.url}&application_name=${app}`, SIS_LIST_PAGE_ROWS: '100' }, dataset: dataset() });
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    try {
+      const reading = await startSlowRead(server, 'httpget');
+      const admin = await adminClient();
+      await eventually(async () => {
+        const held = await admin.query(`select pid from pg_stat_activity where application_name = $1 and state like 'idle in transaction%'`, [app]);
+        assert.equal(held.rows.length, 1, 'the snapshot is held by one connection');
+        await admin.query('select pg_terminate_backend($1)', [(held.rows[0] as { pid: number }).pid]);
+      });
+      const raw = await reading.finish();
+      const head = parseResponse(raw, true);
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get('transfer-encoding'), 'chunked');
+      assert.throws(() => dechunk(raw.subarray(raw.indexOf('\r\n\r\n') + 4)), /cut short/);
+      // Without a log hook from the HTTP server, writeReply reports the failure as a process warning.
+      assert.match((await warned).message, /streamed answer failed midway/);
+      const store = await sqlStoreOf(server);
+      await eventually(() => assert.equal(store.snapshotReads().open, 0));
+      const next = await get(server, 'httpget');
+      assert.equal(next.status, 200);
+      assert.equal(next.body.toString().match(/<StudentInfo>/g)?.length, 5000 - Math.ceil(5000 / 17));
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -15,7 +15,7 @@ import type { Reply } from '../src/bindings/types.js';
 import { isListPages, settleList } from '../src/contract/list-pages.js';
 import type { ListPages, StructValue } from '../src/contract/types.js';
 import { writeReply } from '../src/http/write-reply.js';
-import type { ReplyExtras, StreamEnd } from '../src/http/write-reply.js';
+import type { ReplyExtras, ReplyEnd } from '../src/http/write-reply.js';
 import { isStreamed } from '../src/xml/chunked-text.js';
 import type { Body, StreamedBody } from '../src/xml/chunked-text.js';
 import { createResultWriter } from '../src/xml/result-writer.js';
@@ -176,24 +176,31 @@ function fakeBody(pieces: number | null, failAfter?: number): StreamedBody & { r
 describe('writeReply with a streamed body', () => {
   let server: Server;
   let url: string;
-  let next: { body: StreamedBody; extras?: Partial<ReplyExtras> } | null = null;
-  const ends: StreamEnd[] = [];
+  let next: { body: Body; extras?: Partial<ReplyExtras> } | null = null;
+  const ends: ReplyEnd[] = [];
   before(async () => {
     server = createServer((_req, res) => {
       const { body, extras } = next!;
       const reply: Reply = { status: 200, contentType: 'text/xml; charset=utf-8', body, invoked: true };
-      writeReply(res, reply, { requestId: 'r1', workerPid: null, closeAfter: false, onStreamEnd: (end) => ends.push(end), ...extras });
+      writeReply(res, reply, { requestId: 'r1', workerPid: null, closeAfter: false, onEnd: (end) => ends.push(end), ...extras });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const endOf = async (): Promise<StreamEnd> => {
+  const endOf = async (): Promise<ReplyEnd> => {
     for (let i = 0; i < 200 && ends.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(ends.length, 1, 'told once how the stream ended');
     return ends.shift()!;
   };
+
+  it('(an answer held whole is sent under Content-Length, and told as sent before writeReply returns)', async () => {
+    next = { body: 'whole' };
+    const res = await rawRequest(url, { method: 'GET', path: '/' });
+    assert.equal(res.headers.get('content-length'), '5');
+    assert.deepEqual(ends.splice(0), [{ kind: 'sent' }]);
+  });
 
   it('sends it chunked to an HTTP/1.1 client, without Content-Length', async () => {
     const body = fakeBody(20);

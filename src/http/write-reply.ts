@@ -2,9 +2,9 @@ import type { ServerResponse } from 'node:http';
 import type { Reply } from '../bindings/types.js';
 import { isStreamed } from '../xml/chunked-text.js';
 import { sendStreamed } from './write-stream.js';
-import type { StreamEnd } from './write-stream.js';
+import type { ReplyEnd } from './write-stream.js';
 
-export type { StreamEnd } from './write-stream.js';
+export type { ReplyEnd } from './write-stream.js';
 
 /** What the HTTP layer adds to every answer besides the reply's own headers. */
 export interface ReplyExtras {
@@ -14,11 +14,13 @@ export interface ReplyExtras {
   /** The connection carries no further request: a refused body was not read, or the server drains. */
   readonly closeAfter: boolean;
   /**
-   * Told how a streamed answer (a list longer than a page) ended, once it has; never called for
-   * the others, which are complete when writeReply returns. Without it, a failure midway is
-   * reported as a process warning.
+   * Told once the answer has been handed to node:http in full, and how it ended: before
+   * writeReply returns for an answer held whole (always 'sent'); after its last page for a
+   * streamed one (a list longer than a page), which may also end cut short. The place for the
+   * request's log line and metrics. Without it, a streamed answer failing midway is reported as
+   * a process warning.
    */
-  readonly onStreamEnd?: (end: StreamEnd) => void;
+  readonly onEnd?: (end: ReplyEnd) => void;
   /** Longest wait for a client to take more of a streamed answer before it is cut (default 30 s). */
   readonly stallTimeoutMs?: number;
 }
@@ -47,7 +49,7 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
     res.on('finish', () => res.socket?.destroySoon());
   }
   if (isStreamed(body)) {
-    const onEnd = extras.onStreamEnd ?? warnOnFailure;
+    const onEnd = extras.onEnd ?? warnOnFailure;
     void sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd });
     return;
   }
@@ -59,10 +61,13 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
     for (const piece of body) res.write(piece);
     res.end();
   }
+  extras.onEnd?.(SENT);
 }
 
-/** Until the server passes onStreamEnd to its log, a failure midway is at least not silent. */
-function warnOnFailure(end: StreamEnd): void {
+const SENT: ReplyEnd = { kind: 'sent' };
+
+/** Until the server passes onEnd to its log, a failure midway is at least not silent. */
+function warnOnFailure(end: ReplyEnd): void {
   if (end.kind !== 'failed') return;
   const message = end.error instanceof Error ? end.error.message : String(end.error);
   process.emitWarning(`a streamed answer failed midway and its connection was cut: ${message}`, 'StreamedReplyWarning');

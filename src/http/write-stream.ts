@@ -9,8 +9,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { StreamedBody } from '../xml/chunked-text.js';
 
-/** How a streamed answer ended. */
-export type StreamEnd =
+/** How an answer ended: every answer held whole is 'sent'; a streamed one may end otherwise. */
+export type ReplyEnd =
   | { readonly kind: 'sent' }
   /** The client closed the connection first. */
   | { readonly kind: 'client-gone' }
@@ -23,7 +23,7 @@ export interface StreamOptions {
   /** Longest wait for the client to take more before the connection is cut. */
   readonly stallMs: number;
   /** Told once, after the body was closed (its database snapshot released). */
-  readonly onEnd: (end: StreamEnd) => void;
+  readonly onEnd: (end: ReplyEnd) => void;
 }
 
 export async function sendStreamed(
@@ -36,7 +36,7 @@ export async function sendStreamed(
   let gone = false;
   const onClose = (): void => void (gone = true);
   res.once('close', onClose);
-  let end: StreamEnd = { kind: 'sent' };
+  let end: ReplyEnd = { kind: 'sent' };
   try {
     if (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0) end = await gathered(res, status, headers, body, () => gone);
     else end = await chunked(res, status, headers, body, options.stallMs, () => gone);
@@ -57,7 +57,7 @@ async function chunked(
   body: StreamedBody,
   stallMs: number,
   gone: () => boolean,
-): Promise<StreamEnd> {
+): Promise<ReplyEnd> {
   // No Content-Length: node:http sends Transfer-Encoding: chunked to an HTTP/1.1 client.
   res.writeHead(status, headers);
   for (;;) {
@@ -85,7 +85,7 @@ async function gathered(
   headers: OutgoingHttpHeaders,
   body: StreamedBody,
   gone: () => boolean,
-): Promise<StreamEnd> {
+): Promise<ReplyEnd> {
   const all: Buffer[] = [];
   let length = 0;
   for (let pieces = await body.next(); pieces !== null; pieces = await body.next()) {

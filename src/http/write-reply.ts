@@ -50,7 +50,10 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
   }
   if (isStreamed(body)) {
     const onEnd = extras.onEnd ?? warnOnFailure;
-    void sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd });
+    // Nobody awaits the stream: should the hook itself throw, that must not end the process.
+    sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd }).catch((error: unknown) =>
+      warnOnFailure({ kind: 'failed', error }),
+    );
     return;
   }
   res.writeHead(reply.status, headers);

@@ -20,6 +20,7 @@ import { services } from '../src/operations/index.js';
 import type { Service } from '../src/operations/index.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { isStreamed } from '../src/xml/chunked-text.js';
 import { readEnvelope } from '../src/xml/envelope-reader.js';
 import { createResultWriter } from '../src/xml/result-writer.js';
 import { BIG_SCHOOL, NS, SMALL_SCHOOL, TOKEN, activeStudents, mainDataset, makeStudents, scenarios } from './scenarios.js';
@@ -109,6 +110,10 @@ async function main(): Promise<void> {
   const memory = {
     deviceToken: async (id: string) => (id === '1' ? TOKEN : null),
     studentsOfSchool: async (school: string) => (school === SMALL_SCHOOL ? small : big),
+    // One page: both lists fit in the default page, so they are answered whole.
+    studentsOfSchoolPages: async function* (school: string) {
+      yield school === SMALL_SCHOOL ? small : big;
+    },
     recordAuthCode: async () => undefined,
   };
   const ctx = { store: memory, now: () => new Date() } as unknown as OperationContext;
@@ -147,10 +152,28 @@ async function main(): Promise<void> {
   const fields = ['id_student', 'fullName', 'id_device', 'ShowActive'];
   const current = (list: readonly Record<string, string | null>[]): Buffer => {
     const body = schoolWriter.soapBody(list);
+    if (isStreamed(body)) throw new Error('a list held whole is never streamed');
     return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.concat(body);
   };
   const chunked = (list: readonly Record<string, string | null>[]): Buffer[] =>
     writeListChunks('GetStudentSchool', NS, 'StudentInfo', fields, list);
+  // A list streamed in pages of 1,000, as a long GetStudentSchool answer is: every piece made, none kept.
+  const streamed = async (list: readonly Record<string, string | null>[]): Promise<number> => {
+    async function* pages(): AsyncGenerator<readonly Record<string, string | null>[]> {
+      for (let i = 0; i < list.length; i += 1000) yield list.slice(i, i + 1000);
+    }
+    const body = schoolWriter.soapBody(pages());
+    if (!isStreamed(body)) throw new Error('pages are streamed');
+    let bytes = 0;
+    for (let pieces = await body.next(); pieces !== null; pieces = await body.next()) for (const p of pieces) bytes += p.length;
+    await body.close();
+    return bytes;
+  };
+  const allPages = async (school: string, size: number): Promise<number> => {
+    let n = 0;
+    for await (const page of store.studentsOfSchoolPages(school, '1', size)) n += page.length;
+    return n;
+  };
 
   const cases: Case[] = [
     { group: 'envelope', name: 'saxes alone, no handlers (GetTokenDevice 1.1)', fn: () => new SaxesParser({ xmlns: true, position: true }).write(token11.text).close() },
@@ -174,11 +197,15 @@ async function main(): Promise<void> {
     { group: 'store', name: 'better-sqlite3 prepare + get each time (what Kysely does)', fn: () => raw.prepare(tokenSql).get('1') },
     { group: 'store', name: 'better-sqlite3 prepared statement .get', fn: () => tokenStmt.get('1') },
     { group: 'store', name: `SqlStore.studentsOfSchool (${big.length} students)`, fn: () => store.studentsOfSchool(BIG_SCHOOL, '1'), async: true },
+    { group: 'store', name: `SqlStore.studentsOfSchoolPages, one page (${big.length} students)`, fn: () => allPages(BIG_SCHOOL, 1000), async: true },
+    { group: 'store', name: `SqlStore.studentsOfSchoolPages, snapshot pages of 100 (${big.length} students)`, fn: () => allPages(BIG_SCHOOL, 100), async: true },
     { group: 'store', name: `better-sqlite3 prepared statement .all (${big.length} students)`, fn: () => studentsStmt.all(BIG_SCHOOL, '1') },
     { group: 'store', name: `better-sqlite3 prepared .raw().all, arrays (${big.length} students)`, fn: () => studentsArrays.all(BIG_SCHOOL, '1') },
     { group: 'large', name: 'writer soapBody + Buffer.from (10,000 students)', fn: () => current(large(10_000)) },
     { group: 'large', name: 'prototype: 64 KiB buffers (10,000 students)', fn: () => chunked(large(10_000)) },
+    { group: 'large', name: 'streamed soapBody, pages of 1,000 (10,000 students)', fn: () => streamed(large(10_000)), async: true },
     { group: 'large', name: 'writer soapBody + Buffer.from (100,000 students)', fn: () => current(large(100_000)) },
+    { group: 'large', name: 'streamed soapBody, pages of 1,000 (100,000 students)', fn: () => streamed(large(100_000)), async: true },
     { group: 'large', name: 'prototype: 64 KiB buffers (100,000 students)', fn: () => chunked(large(100_000)) },
   ];
 

@@ -131,6 +131,9 @@ describe('an operation that fails', () => {
       ping: () => inner.ping(),
       close: () => inner.close(),
       studentsOfSchool: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')),
+      studentsOfSchoolPages: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')) }),
+      }),
       deviceToken: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432 password=hunter2')),
       recordAuthCode: () => Promise.reject(new Error('INSERT INTO auth_codes failed')),
     };

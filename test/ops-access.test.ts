@@ -20,6 +20,7 @@ async function countingStore(): Promise<{ store: Store; calls: () => number }> {
   let calls = 0;
   const store: Store = {
     studentsOfSchool: (a, b) => (calls++, inner.studentsOfSchool(a, b)),
+    studentsOfSchoolPages: (a, b, n) => (calls++, inner.studentsOfSchoolPages(a, b, n)),
     deviceToken: (id) => (calls++, inner.deviceToken(id)),
     recordAuthCode: (c, p, at) => (calls++, inner.recordAuthCode(c, p, at)),
     marksOf: (st, su) => (calls++, inner.marksOf(st, su)),

@@ -104,6 +104,7 @@ describe('/readyz when the database does not answer', () => {
     inner = await openStore('sqlite::memory:');
     const flaky: Store = {
       studentsOfSchool: (a, b) => inner.studentsOfSchool(a, b),
+      studentsOfSchoolPages: (a, b, n) => inner.studentsOfSchoolPages(a, b, n),
       deviceToken: (id) => inner.deviceToken(id),
       recordAuthCode: (c, p, at) => inner.recordAuthCode(c, p, at),
       marksOf: (st, su) => inner.marksOf(st, su),

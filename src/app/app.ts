@@ -87,7 +87,13 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     maxPerHour: config.authCodesPerHour,
     message: (code) => config.smsMessage.split('{code}').join(code),
   };
-  const context = { store: counted, now: () => new Date(), authCodes, onAuthCodeAccepted: () => outbox?.wake() };
+  const context = {
+    store: counted,
+    now: () => new Date(),
+    authCodes,
+    onAuthCodeAccepted: () => outbox?.wake(),
+    listPageRows: config.listPageRows,
+  };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
   try {

@@ -17,7 +17,10 @@ export interface Reply {
   readonly status: number;
   /** Null sends no Content-Type at all (ASMX's void GET/POST answers). */
   readonly contentType: string | null;
-  /** One string, or UTF-8 pieces for a large answer (sent under one Content-Length). */
+  /**
+   * One string, or UTF-8 pieces for a large answer (both sent under one Content-Length), or a
+   * stream for a list longer than a page (sent chunked as it is read; decision 17).
+   */
   readonly body: Body;
   /** Raised once the operation was invoked: ASMX then sends `Cache-Control: private, max-age=0`. */
   readonly invoked: boolean;

@@ -32,8 +32,16 @@ export type ResultSpec =
 
 /** A struct value: field name → text, or null/undefined to leave the field out (as XmlSerializer does). */
 export type StructValue = Readonly<Record<string, string | null | undefined>>;
-/** A list as .NET holds it: null (the element is left out), or items of which any may be null (xsi:nil). */
-export type ListValue = ReadonlyArray<StructValue | null> | null;
+/**
+ * A list too long to hold at once: its items a page at a time, every page from one consistent
+ * read. Stopping the iteration early (`return()`) releases what the pages are read from.
+ */
+export type ListPages = AsyncIterable<ReadonlyArray<StructValue | null>>;
+/**
+ * A list as .NET holds it: null (the element is left out), or items of which any may be null
+ * (xsi:nil); or, when long, its pages (written as they come, in the same bytes).
+ */
+export type ListValue = ReadonlyArray<StructValue | null> | ListPages | null;
 
 type ArgOf<T extends ParamType> = T extends 'char' ? number : string | null;
 

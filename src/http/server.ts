@@ -11,7 +11,9 @@ import { opsPath } from '../ops/ops-endpoints.js';
 import type { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { redactUrl } from '../ops/redact.js';
 import { HttpExchange } from './http-exchange.js';
+import { isStreamed } from '../xml/chunked-text.js';
 import { writeReply } from './write-reply.js';
+import type { ReplyEnd } from './write-reply.js';
 import type { Logger } from './logger.js';
 
 /** What the server shares with the shutdown: once draining, every answer closes its connection. */
@@ -30,8 +32,9 @@ export interface ServerHooks {
 
 /**
  * The HTTP layer: turns a node:http request into an Exchange for the dispatcher and writes its
- * Reply with ASMX's transport rules: Content-Length always (never chunked), Cache-Control
- * `private` or `private, max-age=0`, and no header that advertises the stack. node:http is used
+ * Reply with ASMX's transport rules: Content-Length (chunked only for a list longer than a page,
+ * decision 17), Cache-Control `private` or `private, max-age=0`, and no header that advertises
+ * the stack. node:http is used
  * bare because the answer bytes are ours to the last header, and the benchmark shows its cost.
  */
 export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Logger, hooks: ServerHooks = {}): Server {
@@ -51,17 +54,30 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
   const workerPid = config.debugHeaders ? String(process.pid) : null;
   let counter = 0;
 
-  /** Writes the outcome, then counts and logs it: the one place every answered request passes. */
+  /** Writes the outcome; once it is sent, counts and logs it: the one place every answered request passes. */
   const finish = (ex: HttpExchange, res: ServerResponse, outcome: Outcome, closeAfter: boolean): void => {
-    writeReply(res, outcome.reply, { requestId: ex.requestId, workerPid, closeAfter: closeAfter || state.draining });
+    const extras = { requestId: ex.requestId, workerPid, closeAfter: closeAfter || state.draining };
+    if (isStreamed(outcome.reply.body)) {
+      // A streamed list ends later, and perhaps cut short: its time and fate are known only then.
+      writeReply(res, outcome.reply, { ...extras, onEnd: (end) => done(ex, outcome, end) });
+      return;
+    }
+    writeReply(res, outcome.reply, extras);
+    done(ex, outcome, SENT);
+  };
+
+  const done = (ex: HttpExchange, outcome: Outcome, end: ReplyEnd): void => {
     const seconds = (performance.now() - ex.started) / 1000;
-    const status = outcome.reply.status;
     if (metrics !== undefined) {
       metrics.inFlight--;
-      metrics.observe(outcome.service, outcome.operation, outcome.binding, status, seconds);
+      metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
     }
     if (outcome.cause !== undefined) log.error({ ...logEntry(ex, outcome, seconds), err: outcome.cause }, 'operation failed');
-    else if (log.isLevelEnabled('info')) log.info(logEntry(ex, outcome, seconds), 'request');
+    else if (end.kind === 'failed') {
+      log.error({ ...logEntry(ex, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
+    } else if (end.kind !== 'sent') {
+      log.warn({ ...logEntry(ex, outcome, seconds), end: end.kind }, 'streamed answer not taken to its end; connection cut');
+    } else if (log.isLevelEnabled('info')) log.info(logEntry(ex, outcome, seconds), 'request');
   };
 
   const serve = (ex: HttpExchange, res: ServerResponse): void => {
@@ -115,6 +131,8 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
   });
   return server;
 }
+
+const SENT: ReplyEnd = { kind: 'sent' };
 
 const INTERNAL_ERROR: Outcome['reply'] = {
   status: 500,

@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../bindings/types.js';
+import { isStreamed } from '../xml/chunked-text.js';
+import { sendStreamed } from './write-stream.js';
+import type { ReplyEnd } from './write-stream.js';
+
+export type { ReplyEnd } from './write-stream.js';
 
 /** What the HTTP layer adds to every answer besides the reply's own headers. */
 export interface ReplyExtras {
@@ -8,12 +13,26 @@ export interface ReplyExtras {
   readonly workerPid: string | null;
   /** The connection carries no further request: a refused body was not read, or the server drains. */
   readonly closeAfter: boolean;
+  /**
+   * Told once the answer has been handed to node:http in full, and how it ended: before
+   * writeReply returns for an answer held whole (always 'sent'); after its last page for a
+   * streamed one (a list longer than a page), which may also end cut short. The place for the
+   * request's log line and metrics. Without it, a streamed answer failing midway is reported as
+   * a process warning.
+   */
+  readonly onEnd?: (end: ReplyEnd) => void;
+  /** Longest wait for a client to take more of a streamed answer before it is cut (default 30 s). */
+  readonly stallTimeoutMs?: number;
 }
 
+const DEFAULT_STALL_MS = 30_000;
+
 /**
- * Writes a Reply with ASMX's transport rules: Content-Length always (never chunked) and
- * Cache-Control `private` or `private, max-age=0`. A string body is handed to node:http as a
- * string: node then sends head and body in one write, where a Buffer body costs a writev.
+ * Writes a Reply with ASMX's transport rules: Content-Length (never chunked) and Cache-Control
+ * `private` or `private, max-age=0`. A string body is handed to node:http as a string: node then
+ * sends head and body in one write, where a Buffer body costs a writev. The one exception is a
+ * streamed body (README, decision 17: long lists are streamed): chunked to HTTP/1.1 clients,
+ * written as it is read, after this function has returned.
  */
 export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtras): void {
   const { body } = reply;
@@ -21,11 +40,22 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
     'Cache-Control': reply.invoked ? 'private, max-age=0' : 'private',
   };
   if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
+  if (!isStreamed(body)) headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
   headers['X-Request-Id'] = extras.requestId;
   if (extras.workerPid !== null) headers['X-Sis-Worker-Pid'] = extras.workerPid;
   if (reply.headers !== undefined) for (const [name, value] of reply.headers) headers[name] = value;
-  if (extras.closeAfter) headers['Connection'] = 'close';
+  if (extras.closeAfter) {
+    headers['Connection'] = 'close';
+    res.on('finish', () => res.socket?.destroySoon());
+  }
+  if (isStreamed(body)) {
+    const onEnd = extras.onEnd ?? warnOnFailure;
+    // Nobody awaits the stream: should the hook itself throw, that must not end the process.
+    sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd }).catch((error: unknown) =>
+      warnOnFailure({ kind: 'failed', error }),
+    );
+    return;
+  }
   res.writeHead(reply.status, headers);
   if (typeof body === 'string') res.end(body, 'utf8');
   else {
@@ -34,7 +64,16 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
     for (const piece of body) res.write(piece);
     res.end();
   }
-  if (extras.closeAfter) res.on('finish', () => res.socket?.destroySoon());
+  extras.onEnd?.(SENT);
+}
+
+const SENT: ReplyEnd = { kind: 'sent' };
+
+/** Until the server passes onEnd to its log, a failure midway is at least not silent. */
+function warnOnFailure(end: ReplyEnd): void {
+  if (end.kind !== 'failed') return;
+  const message = end.error instanceof Error ? end.error.message : String(end.error);
+  process.emitWarning(`a streamed answer failed midway and its connection was cut: ${message}`, 'StreamedReplyWarning');
 }
 
 function byteLength(pieces: readonly Buffer[]): number {

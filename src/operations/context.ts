@@ -16,7 +16,14 @@ export interface OperationContext {
   readonly authCodes: AuthCodePolicy;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
+  /**
+   * Students read per page (default DEFAULT_LIST_PAGE_ROWS): a list longer than one page is
+   * answered as pages from one snapshot, so memory stays bounded. 0: lists are always read whole.
+   */
+  readonly listPageRows?: number;
 }
+
+export const DEFAULT_LIST_PAGE_ROWS = 1000;
 
 export const DEFAULT_AUTH_CODE_POLICY: AuthCodePolicy = {
   maxPerHour: 5,

@@ -1,4 +1,6 @@
 import { defineOperation } from '../contract/define.js';
+import { settleList } from '../contract/list-pages.js';
+import { DEFAULT_LIST_PAGE_ROWS } from './context.js';
 import type { OperationContext } from './context.js';
 import { StudentInfo } from './student-info.js';
 
@@ -13,6 +15,11 @@ export const GetStudentSchool = defineOperation({
   result: { kind: 'list', item: StudentInfo },
   async run(args, ctx: OperationContext) {
     if (args.school_base_url === null) return [];
-    return ctx.store.studentsOfSchool(args.school_base_url, String.fromCharCode(args.show_active));
+    const school = args.school_base_url;
+    const showActive = String.fromCharCode(args.show_active);
+    const pageRows = ctx.listPageRows ?? DEFAULT_LIST_PAGE_ROWS;
+    if (pageRows <= 0) return ctx.store.studentsOfSchool(school, showActive);
+    // A school of any size: pages from one snapshot, answered whole when they fit in one.
+    return settleList(ctx.store.studentsOfSchoolPages(school, showActive, pageRows));
   },
 });

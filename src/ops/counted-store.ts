@@ -41,6 +41,10 @@ export class CountedStore implements Store {
     return this.count(() => this.inner.studentsOfSchool(schoolBaseUrl, showActive));
   }
 
+  studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncIterable<readonly StudentRecord[]> {
+    return this.inner.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
+  }
+
   deviceToken(id: string): Promise<string | null> {
     return this.count(() => this.inner.deviceToken(id));
   }

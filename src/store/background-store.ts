@@ -51,6 +51,11 @@ export class BackgroundStore implements Store, OutboxStore {
     return this.#call((s) => s.studentsOfSchool(schoolBaseUrl, showActive));
   }
 
+  async *studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncGenerator<readonly StudentRecord[], void, undefined> {
+    if (this.#store === null) throw new StoreNotReadyError();
+    yield* this.#store.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
+  }
+
   deviceToken(id: string): Promise<string | null> {
     return this.#call((s) => s.deviceToken(id));
   }

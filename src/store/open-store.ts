@@ -13,6 +13,7 @@ import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
 import type { Database, DialectName } from './schema.js';
 import { SqlStore } from './sql-store.js';
+import { SqliteReaders } from './sqlite-readers.js';
 
 export interface OpenStoreOptions {
   /** PostgreSQL connections in the pool (default 10). */
@@ -39,6 +40,8 @@ export interface OpenStoreOptions {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** SQLite: most streamed lists read at once, each on a read-only connection of its own. */
+const SQLITE_SNAPSHOT_SLOTS = 4;
 
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<SqlStore> {
   const target = parseDatabaseUrl(databaseUrl);
@@ -49,7 +52,8 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       throw new MigrationError(`the database file ${target.path} does not exist; run \`sis migrate\` (or start the service) first`);
     }
     if (!memory) mkdirSync(dirname(resolve(target.path)), { recursive: true });
-    const database = new BetterSqlite3(target.path, { timeout: options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    const busyTimeout = options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const database = new BetterSqlite3(target.path, { timeout: busyTimeout });
     try {
       // Readers (the service) do not block the writer (an import) and the other way round.
       if (!memory) database.pragma('journal_mode = WAL');
@@ -60,16 +64,26 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     }
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
     // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
-    const directRead = (source: string, parameters: readonly unknown[]): unknown[] => database.prepare(source).all(parameters);
-    return ready(db, 'sqlite', '', null, mode, { directRead, directAuthCode: () => sqliteAuthCodeWriter(database) });
+    const directRead = (source: string, parameters: readonly unknown[], arrays = false): unknown[] =>
+      database.prepare(source).raw(arrays).all(parameters);
+    // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
+    const readers = memory ? undefined : new SqliteReaders(target.path, { keep: SQLITE_SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
+    return ready(db, 'sqlite', '', null, mode, {
+      directRead,
+      // Prepared only once the tables exist (after migrating).
+      directAuthCode: () => sqliteAuthCodeWriter(database),
+      snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
+      ...(readers ? { readers } : {}),
+    });
   }
 
   const schema = options.schema ?? target.schema;
+  const poolSize = options.poolSize ?? 10;
   // Loaded only for PostgreSQL: a SQLite process does not pay the driver's memory.
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     application_name: options.applicationName ?? 'sis',
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     // Finds peers that vanished without closing (a failed-over host) on idle connections too.
@@ -91,7 +105,8 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
         schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
     }),
   });
-  return ready(db, 'postgres', schema ?? '', schema, mode);
+  // Half the pool at most serves streamed lists, so short requests always find connections.
+  return ready(db, 'postgres', schema ?? '', schema, mode, { snapshotSlots: Math.max(1, Math.floor(poolSize / 2)) });
 }
 
 function setSearchPath(schema: string): CompiledQuery {
@@ -104,17 +119,16 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  direct?: {
-    readonly directRead: NonNullable<SqlStoreOptions['directRead']>;
-    /** Prepared only once the tables exist (after migrating). */
-    readonly directAuthCode: () => NonNullable<SqlStoreOptions['directAuthCode']>;
+  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots'> & {
+    readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
   },
 ): Promise<SqlStore> {
   try {
     const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
-    const fast = direct === undefined ? {} : { directRead: direct.directRead, directAuthCode: direct.directAuthCode() };
-    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...fast });
+    const { directAuthCode, ...rest } = reads;
+    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...rest, ...(directAuthCode ? { directAuthCode: directAuthCode() } : {}) });
   } catch (error) {
+    reads.readers?.close();
     await db.destroy();
     throw error;
   }

@@ -11,6 +11,10 @@ import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
 import type { Database, DialectName } from './schema.js';
+import { Slots } from './slots.js';
+import { postgresSnapshot } from './snapshot-read.js';
+import type { SqliteReaders } from './sqlite-readers.js';
+import { StudentLists } from './student-lists.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -34,9 +38,13 @@ export interface SqlStoreOptions {
    * queue. Reads then see the connection's own uncommitted writes; the service writes students and
    * devices only through imports, which run in another process (or before it listens).
    */
-  readonly directRead?: (sql: string, parameters: readonly unknown[]) => unknown[];
+  readonly directRead?: (sql: string, parameters: readonly unknown[], arrays?: boolean) => unknown[];
   /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
   readonly directAuthCode?: DirectAuthCode;
+  /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
+  readonly readers?: SqliteReaders;
+  /** Most snapshot reads (streamed lists) open at once; more wait their turn (default 4). */
+  readonly snapshotSlots?: number;
   /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
@@ -53,7 +61,9 @@ export class SqlStore implements Store, OutboxStore {
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
   readonly #directRead: SqlStoreOptions['directRead'];
-  readonly #studentsQuery: CompiledQuery;
+  readonly #readers: SqliteReaders | undefined;
+  readonly #slots: Slots;
+  readonly #students: StudentLists;
   readonly #tokenQuery: CompiledQuery;
   readonly #authCodeInsert: CompiledQuery;
   readonly #marksQuery: CompiledQuery;
@@ -71,13 +81,14 @@ export class SqlStore implements Store, OutboxStore {
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
-    this.#studentsQuery = db
-      .selectFrom('students')
-      .select(['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'])
-      .where('school_base_url', '=', '')
-      .where('ShowActive', '=', '')
-      .orderBy('seq')
-      .compile();
+    this.#readers = options.readers;
+    this.#slots = new Slots(options.snapshotSlots ?? 4);
+    const readers = options.readers;
+    this.#students = new StudentLists(db, {
+      read: (query) => this.#readArrays(query),
+      snapshot: options.dialect === 'postgres' ? () => postgresSnapshot(db) : readers === undefined ? null : async () => readers.begin(),
+      slots: this.#slots,
+    });
     this.#tokenQuery = db.selectFrom('devices').select('token').where('id', '=', '').compile();
     this.#authCodeInsert = db.insertInto('auth_codes').values({ code: '', phone: '', created_at: '' }).compile();
     const marks = db
@@ -133,7 +144,16 @@ export class SqlStore implements Store, OutboxStore {
   }
 
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
-    return this.#read<StudentRecord>(this.#studentsQuery.sql, [schoolBaseUrl, showActive]);
+    return this.#students.all(schoolBaseUrl, showActive);
+  }
+
+  studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncIterable<readonly StudentRecord[]> {
+    return this.#students.pages(schoolBaseUrl, showActive, pageSize);
+  }
+
+  /** Snapshot reads in progress and waiting, and the SQLite reader connections open (for tests and checks). */
+  snapshotReads(): { readonly open: number; readonly waiting: number; readonly connections: number } {
+    return { open: this.#slots.taken, waiting: this.#slots.waiting, connections: this.#readers?.open ?? 0 };
   }
 
   async deviceToken(id: string): Promise<string | null> {
@@ -165,6 +185,13 @@ export class SqlStore implements Store, OutboxStore {
       if (!isConnectionLost(error)) throw error;
       return (await this.#db.executeQuery<R>(query)).rows;
     }
+  }
+
+  /** A read with its rows as arrays in column order (SQLite builds those faster than objects). */
+  async #readArrays(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>> {
+    if (this.#directRead !== undefined) return this.#directRead(query.sql, query.parameters, true) as unknown[][];
+    const rows = await this.#pooledRead<Record<string, unknown>>(query);
+    return rows.map((row) => Object.values(row));
   }
 
   async recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
@@ -241,7 +268,10 @@ export class SqlStore implements Store, OutboxStore {
   }
 
   close(): Promise<void> {
-    this.#closed ??= this.#db.destroy();
+    this.#closed ??= (async () => {
+      this.#readers?.close();
+      await this.#db.destroy();
+    })();
     return this.#closed;
   }
 }

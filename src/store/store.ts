@@ -72,6 +72,14 @@ export type AuthCodeOutcome = { readonly accepted: true } | { readonly accepted:
 export interface Store {
   /** Students of a school whose ShowActive equals `showActive`, in the order they were first imported. */
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]>;
+  /**
+   * The same students in pages of `pageSize` (the last one shorter), all from one consistent
+   * state of the database: an import committed while the pages are read changes none of them.
+   * A list longer than one page holds a connection until the iteration ends or is stopped
+   * (`break`, `return()`), so memory stays bounded however large the school. Errors surface from
+   * the iteration.
+   */
+  studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncIterable<readonly StudentRecord[]>;
   /** The token stored for a device identifier, or null when there is none. */
   deviceToken(id: string): Promise<string | null>;
   /** A student's marks for one subject, or all subjects when `subjectId` is null, in import order. */

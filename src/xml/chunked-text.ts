@@ -1,34 +1,96 @@
 /**
- * Text for a large answer, encoded to UTF-8 in pieces as it is written. One big string costs
- * twice: V8 flattens the concatenation, then Buffer.from copies it. Pieces of a few KiB are
- * encoded as they fill, and sent one after the other under a single Content-Length.
+ * Text for a large answer, encoded to UTF-8 as it is written. One big string costs twice: V8
+ * flattens the concatenation, then Buffer.from copies it. Here items gather in a short string
+ * that is encoded straight into 64 KiB slabs every couple of KiB, so no large string is ever built.
  */
+const SLAB_BYTES = 64 * 1024;
+/** Characters gathered before encoding: one write per item would cost more than it saves. */
+const PENDING_CHARS = 2048;
+
 export class ChunkedText {
-  private readonly chunks: Buffer[] = [];
+  private readonly done: Buffer[] = [];
+  private slab = Buffer.allocUnsafe(SLAB_BYTES);
+  /** Where the bytes not yet handed out start, and where the next ones go. */
+  private start = 0;
+  private at = 0;
   private pending = '';
 
   add(text: string): void {
     this.pending += text;
-    if (this.pending.length >= 16 * 1024) this.flush();
+    if (this.pending.length >= PENDING_CHARS) this.encode();
+  }
+
+  /** The pieces written so far, handed out (a stream sends them while the rest is written). */
+  take(): Buffer[] {
+    this.encode();
+    if (this.at > this.start) {
+      this.done.push(this.slab.subarray(this.start, this.at));
+      this.start = this.at;
+    }
+    return this.done.splice(0);
   }
 
   finish(): Buffer[] {
-    this.flush();
-    return this.chunks;
+    return this.take();
   }
 
-  private flush(): void {
-    if (this.pending === '') return;
-    this.chunks.push(Buffer.from(this.pending, 'utf8'));
+  private encode(): void {
+    const text = this.pending;
+    if (text === '') return;
     this.pending = '';
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8 (a surrogate pair: 4 for 2).
+    const most = text.length * 3;
+    if (this.at + most > this.slab.length) {
+      if (this.at > this.start) this.done.push(this.slab.subarray(this.start, this.at));
+      this.slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, most));
+      this.start = 0;
+      this.at = 0;
+    }
+    this.at += this.slab.write(text, this.at, 'utf8');
   }
 }
 
-/** A body: one string (small answers: fastest as is) or UTF-8 pieces (large lists). */
-export type Body = string | readonly Buffer[];
+/**
+ * A body written while it is sent: pieces made on demand, from a list read page by page, so a
+ * large answer never sits in memory whole. Whoever takes one must call close() in the end.
+ */
+export interface StreamedBody {
+  /** The next pieces (a page's worth), or null once the body is complete. Rejects if the reading fails. */
+  next(): Promise<readonly Buffer[] | null>;
+  /** Releases what the pieces are made from (a database snapshot). Idempotent; never rejects. */
+  close(): Promise<void>;
+}
+
+/** A body: one string (small answers: fastest as is), UTF-8 pieces (large lists) or a stream (longer ones). */
+export type Body = string | readonly Buffer[] | StreamedBody;
+
+export function isStreamed(body: Body): body is StreamedBody {
+  return typeof body !== 'string' && !Array.isArray(body);
+}
 
 /** Joins a head, a body and a tail without flattening a large body into one string. */
 export function wrapBody(head: string, body: Body, tail: string): Body {
   if (typeof body === 'string') return head + body + tail;
-  return [Buffer.from(head, 'utf8'), ...body, Buffer.from(tail, 'utf8')];
+  const before = Buffer.from(head, 'utf8');
+  const after = Buffer.from(tail, 'utf8');
+  if (!isStreamed(body)) return [before, ...body, after];
+  let started = false;
+  let ended = false;
+  return {
+    async next() {
+      if (ended) return null;
+      const pieces = await body.next();
+      const out = pieces === null ? [] : [...pieces];
+      if (!started) {
+        started = true;
+        out.unshift(before);
+      }
+      if (pieces === null) {
+        ended = true;
+        out.push(after);
+      }
+      return out.filter((piece) => piece.length > 0);
+    },
+    close: () => body.close(),
+  };
 }

@@ -1,8 +1,11 @@
-import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
+import { isListPages } from '../contract/list-pages.js';
+import type { ListValue, ResultSpec, ResultValue, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
 import type { Body } from './chunked-text.js';
 import { escapeText } from './escape.js';
+import { streamList } from './list-stream.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';
+import { compactStructWriter, indentedFieldsWriter, indentedItemWriter } from './struct-writer.js';
 
 /**
  * Writes an operation's result as ASMX's XmlSerializer does, in its two styles:
@@ -21,32 +24,6 @@ export interface ResultWriter {
 const CHUNKED_FROM = 256;
 
 const NS_DECLS = `xmlns:xsd="${XSD_NS}" xmlns:xsi="${XSI_NS}"`;
-
-function fieldsCompact(spec: StructSpec, value: StructValue): string {
-  let out = '';
-  for (const f of spec.fields) {
-    const v = value[f];
-    if (v === null || v === undefined) continue;
-    out += v === '' ? `<${f} />` : `<${f}>${escapeText(v)}</${f}>`;
-  }
-  return out;
-}
-
-function fieldsIndented(spec: StructSpec, value: StructValue, indent: string): string {
-  let out = '';
-  for (const f of spec.fields) {
-    const v = value[f];
-    if (v === null || v === undefined) continue;
-    out += v === '' ? `\n${indent}<${f} />` : `\n${indent}<${f}>${escapeText(v)}</${f}>`;
-  }
-  return out;
-}
-
-function structCompact(tag: string, spec: StructSpec, value: StructValue | null): string {
-  if (value === null) return `<${tag} xsi:nil="true" />`;
-  const inner = fieldsCompact(spec, value);
-  return inner === '' ? `<${tag} />` : `<${tag}>${inner}</${tag}>`;
-}
 
 export function createResultWriter(opName: string, result: ResultSpec, namespace: string): ResultWriter {
   const ns = escapeText(namespace).replace(/"/g, '&quot;');
@@ -80,64 +57,63 @@ export function createResultWriter(opName: string, result: ResultSpec, namespace
     case 'list': {
       const item = result.item;
       const root = `ArrayOf${item.name}`;
+      const compactItem = compactStructWriter(item.name, item);
+      const indentedItem = indentedItemWriter(item);
+      const rootOpen = `<${root} ${NS_DECLS} xmlns="${ns}">`;
+      const rootClose = `\n</${root}>`;
+      const rootEmpty = `<${root} ${NS_DECLS} xmlns="${ns}" />`;
+      const soapFrame = { open: `${open}<${res}>`, close: `</${res}>${close}`, empty: withResult(`<${res} />`) };
+      const httpFrame = { open: rootOpen, close: rootClose, empty: rootEmpty };
       return {
         soapBody(value) {
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return empty;
+          if (isListPages(list)) return streamList(list, compactItem, soapFrame);
           if (list.length === 0) return withResult(`<${res} />`);
           if (list.length >= CHUNKED_FROM) {
             const out = new ChunkedText();
-            out.add(`${open}<${res}>`);
-            for (const v of list) out.add(structCompact(item.name, item, v));
-            out.add(`</${res}>${close}`);
+            out.add(soapFrame.open);
+            for (const v of list) out.add(compactItem(v));
+            out.add(soapFrame.close);
             return out.finish();
           }
-          let out = `${open}<${res}>`;
-          for (const v of list) out += structCompact(item.name, item, v);
-          return `${out}</${res}>${close}`;
+          let out = soapFrame.open;
+          for (const v of list) out += compactItem(v);
+          return out + soapFrame.close;
         },
         httpDocument(value) {
           const list = value as ListValue | undefined;
           if (list === null || list === undefined) return `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-          if (list.length === 0) return `<${root} ${NS_DECLS} xmlns="${ns}" />`;
-          const items = (add: (text: string) => void): void => {
-            for (const v of list) {
-              if (v === null) {
-                add(`\n  <${item.name} xsi:nil="true" />`);
-                continue;
-              }
-              const inner = fieldsIndented(item, v, '    ');
-              add(inner === '' ? `\n  <${item.name} />` : `\n  <${item.name}>${inner}\n  </${item.name}>`);
-            }
-          };
+          if (isListPages(list)) return streamList(list, indentedItem, httpFrame);
+          if (list.length === 0) return rootEmpty;
           if (list.length >= CHUNKED_FROM) {
             const out = new ChunkedText();
-            out.add(`<${root} ${NS_DECLS} xmlns="${ns}">`);
-            items((t) => out.add(t));
-            out.add(`\n</${root}>`);
+            out.add(rootOpen);
+            for (const v of list) out.add(indentedItem(v));
+            out.add(rootClose);
             return out.finish();
           }
-          let out = `<${root} ${NS_DECLS} xmlns="${ns}">`;
-          items((t) => {
-            out += t;
-          });
-          return `${out}\n</${root}>`;
+          let out = rootOpen;
+          for (const v of list) out += indentedItem(v);
+          return out + rootClose;
         },
       };
     }
 
     case 'struct': {
       const spec = result.struct;
+      const compact = compactStructWriter(res, spec);
+      const indented = indentedFieldsWriter(spec);
       return {
         soapBody(value) {
           const v = value as StructValue | null | undefined;
           if (v === null || v === undefined) return empty;
-          return withResult(structCompact(res, spec, v));
+          return withResult(compact(v));
         },
         httpDocument(value) {
           const v = value as StructValue | null | undefined;
           if (v === null || v === undefined) return `<${spec.name} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-          const inner = fieldsIndented(spec, v, '  ');
+          const inner = indented(v);
           return inner === ''
             ? `<${spec.name} ${NS_DECLS} xmlns="${ns}" />`
             : `<${spec.name} ${NS_DECLS} xmlns="${ns}">${inner}\n</${spec.name}>`;

@@ -1,0 +1,120 @@
+/**
+ * Sends a streamed body (a large list read page by page). HTTP/1.1: chunked, each page written as
+ * it is read, the next one read only once the client has taken the last (backpressure), so memory
+ * stays bounded. HTTP/1.0 has no chunked encoding: the pieces are gathered and sent under one
+ * Content-Length, as every other answer. The status is sent before the list is read to its end,
+ * so a failure midway cannot become a fault any more: the connection is cut, and the client sees
+ * a truncated answer rather than a well-formed partial list.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { StreamedBody } from '../xml/chunked-text.js';
+
+/** How an answer ended: every answer held whole is 'sent'; a streamed one may end otherwise. */
+export type ReplyEnd =
+  | { readonly kind: 'sent' }
+  /** The client closed the connection first. */
+  | { readonly kind: 'client-gone' }
+  /** The client took nothing for the stall time: the connection was cut. */
+  | { readonly kind: 'stalled' }
+  /** Reading failed midway: the connection was cut. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+export interface StreamOptions {
+  /** Longest wait for the client to take more before the connection is cut. */
+  readonly stallMs: number;
+  /** Told once, after the body was closed (its database snapshot released). */
+  readonly onEnd: (end: ReplyEnd) => void;
+}
+
+export async function sendStreamed(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  body: StreamedBody,
+  options: StreamOptions,
+): Promise<void> {
+  let gone = false;
+  const onClose = (): void => void (gone = true);
+  res.once('close', onClose);
+  let end: ReplyEnd = { kind: 'sent' };
+  try {
+    if (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0) end = await gathered(res, status, headers, body, () => gone);
+    else end = await chunked(res, status, headers, body, options.stallMs, () => gone);
+  } catch (error) {
+    end = { kind: 'failed', error };
+  } finally {
+    res.off('close', onClose);
+    if (end.kind !== 'sent') res.destroy();
+    await body.close();
+    options.onEnd(end);
+  }
+}
+
+async function chunked(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  body: StreamedBody,
+  stallMs: number,
+  gone: () => boolean,
+): Promise<ReplyEnd> {
+  // No Content-Length: node:http sends Transfer-Encoding: chunked to an HTTP/1.1 client.
+  res.writeHead(status, headers);
+  for (;;) {
+    const pieces = await body.next();
+    if (gone()) return { kind: 'client-gone' };
+    if (pieces === null) {
+      res.end();
+      return { kind: 'sent' };
+    }
+    // A page's pieces go out in one write of the socket.
+    res.cork();
+    let room = true;
+    for (const piece of pieces) room = res.write(piece);
+    res.uncork();
+    if (!room) {
+      const waited = await drained(res, stallMs);
+      if (waited !== 'drained') return { kind: waited === 'closed' ? 'client-gone' : 'stalled' };
+    }
+  }
+}
+
+async function gathered(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  body: StreamedBody,
+  gone: () => boolean,
+): Promise<ReplyEnd> {
+  const all: Buffer[] = [];
+  let length = 0;
+  for (let pieces = await body.next(); pieces !== null; pieces = await body.next()) {
+    if (gone()) return { kind: 'client-gone' };
+    for (const piece of pieces) {
+      all.push(piece);
+      length += piece.length;
+    }
+  }
+  res.writeHead(status, { ...headers, 'Content-Length': length });
+  res.cork();
+  for (const piece of all) res.write(piece);
+  res.end();
+  return { kind: 'sent' };
+}
+
+/** Waits until the client has taken what was written, the connection closes, or the stall time passes. */
+function drained(res: ServerResponse, stallMs: number): Promise<'drained' | 'closed' | 'stalled'> {
+  return new Promise((resolve) => {
+    const done = (how: 'drained' | 'closed' | 'stalled'): void => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(how);
+    };
+    const onDrain = (): void => done('drained');
+    const onClose = (): void => done('closed');
+    const timer = setTimeout(() => done('stalled'), stallMs);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}

@@ -71,6 +71,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
+    // Read at scrape time, once the dispatcher below exists.
+    answerCache: () => dispatcher.cache,
     ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
   });
   const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, log);

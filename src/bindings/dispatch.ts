@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { HttpBindingError, InvalidArgumentError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
+import { AnswerCache } from './answer-cache.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Operation, Service } from '../operations/index.js';
@@ -52,6 +53,8 @@ const notFound = (): PageError =>
 export class Dispatcher {
   private readonly routes: ReadonlyMap<string, ServiceRoutes>;
   private readonly limits: EnvelopeLimits;
+  /** Kept answers of cacheable operations; null when SIS_ANSWER_CACHE_BYTES is 0. */
+  readonly cache: AnswerCache | null;
 
   constructor(
     services: readonly Service[],
@@ -61,6 +64,7 @@ export class Dispatcher {
   ) {
     this.routes = buildRouteTable(services, config.namespace);
     this.limits = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
+    this.cache = config.answerCacheBytes > 0 ? new AnswerCache(config.answerCacheBytes) : null;
   }
 
   /**
@@ -139,11 +143,14 @@ export class Dispatcher {
       return { service, binding, operation, reply: soapErrorReply(version, fault) };
     }
     const writer = routes.writers.get(read.call.op)!;
-    return this.invoke(read.call).then((result) =>
-      result.error !== undefined
-        ? { service, binding, operation, cause: result.cause, reply: soapErrorReply(version, result.error) }
-        : { service, binding, operation, reply: soapReply(version, writer, result.value) },
-    );
+    const cached = this.cached(binding, read.call);
+    if (cached?.reply !== undefined) return { service, binding, operation, reply: cached.reply };
+    return this.invoke(read.call).then((result) => {
+      if (result.error !== undefined) return { service, binding, operation, cause: result.cause, reply: soapErrorReply(version, result.error) };
+      const reply = soapReply(version, writer, result.value);
+      if (cached !== null) this.cache!.set(cached.key, cached.version, reply);
+      return { service, binding, operation, reply };
+    });
   }
 
   /** `/X.asmx/Op`: HTTP GET and POST; other verbs and shapes get ASMX's errors. */
@@ -166,12 +173,16 @@ export class Dispatcher {
       if (!(err instanceof ServiceError)) throw err;
       return { service, binding, operation: op.name, reply: httpErrorReply(err) };
     };
-    const run = (call: Call): Promise<Outcome> =>
-      this.invoke(call).then((result) =>
-        result.error !== undefined
-          ? { service, binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) }
-          : { service, binding, operation: op.name, reply: httpReply(routes.writers.get(op)!, result.value) },
-      );
+    const run = (call: Call): Outcome | Promise<Outcome> => {
+      const cached = this.cached(binding, call);
+      if (cached?.reply !== undefined) return { service, binding, operation: op.name, reply: cached.reply };
+      return this.invoke(call).then((result) => {
+        if (result.error !== undefined) return { service, binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) };
+        const reply = httpReply(routes.writers.get(op)!, result.value);
+        if (cached !== null) this.cache!.set(cached.key, cached.version, reply);
+        return { service, binding, operation: op.name, reply };
+      });
+    };
     if (!isGet) {
       return ex.readBody().then((body) => {
         let call: Call;
@@ -190,6 +201,24 @@ export class Dispatcher {
       return refused(err);
     }
     return run(call);
+  }
+
+  /**
+   * For a cacheable call: its key, the data version read now (before the data), and the answer
+   * kept for both if there is one. Null when nothing is to be kept (no cache, not cacheable, a
+   * store that cannot tell its version, or arguments too long to be worth a key).
+   */
+  private cached(binding: BindingName, call: Call): { key: string; version: string; reply: Reply | undefined } | null {
+    if (this.cache === null || call.op.cacheable !== true) return null;
+    const key = this.cache.key(binding, call);
+    if (key === null) return null;
+    let version: string | null;
+    try {
+      version = this.context.store.dataVersion?.() ?? null;
+    } catch {
+      return null; // the operation will meet the same failure and answer it
+    }
+    return version === null ? null : { key, version, reply: this.cache.get(key, version) };
   }
 
   /** Runs the operation; its failure becomes an error to answer with (and a cause to log). */

@@ -64,6 +64,8 @@ export interface Config {
   readonly databaseStatementTimeoutMs: number | null;
   /** Students read per page; a list longer than one page is streamed. 0: never stream. */
   readonly listPageRows: number;
+  /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */
+  readonly answerCacheBytes: number;
   /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
   readonly shutdownGraceMs: number;
   /** On shutdown: the longest wait for requests in progress before connections are cut. */
@@ -226,6 +228,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     databasePoolSize: int('SIS_DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseStatementTimeoutMs: optionalInt('SIS_DATABASE_STATEMENT_TIMEOUT_MS', 0, 86_400_000),
     listPageRows: int('SIS_LIST_PAGE_ROWS', 1000, 0, 1_000_000),
+    answerCacheBytes: int('SIS_ANSWER_CACHE_BYTES', 16 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     shutdownGraceMs: int('SIS_SHUTDOWN_GRACE_MS', 5_000, 0, 3_600_000),
     shutdownTimeoutMs: int('SIS_SHUTDOWN_TIMEOUT_MS', 30_000, 100, 3_600_000),
     workers: parsed('SIS_WORKERS', 1, parseWorkers),

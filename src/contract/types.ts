@@ -74,6 +74,12 @@ export interface OperationSpec<
   readonly doc: string;
   readonly params: P;
   readonly result: R;
+  /**
+   * A read whose answer depends only on its arguments and the stored data: its answers may be
+   * kept while the data is unchanged (bindings/answer-cache.ts). Worth it where building the
+   * answer costs far more than asking the store whether anything changed (long lists).
+   */
+  readonly cacheable?: boolean;
   /** The behaviour: knows nothing of XML or HTTP. Method syntax keeps specs assignable to the general type. */
   run(args: ArgsOf<P>, ctx: C): Promise<ValueOf<R>>;
 }

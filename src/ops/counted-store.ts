@@ -69,6 +69,10 @@ export class CountedStore implements Store {
     return this.count(() => this.inner.importDataset(dataset, options));
   }
 
+  dataVersion(): string | null {
+    return this.inner.dataVersion?.() ?? null;
+  }
+
   isEmpty(): Promise<boolean> {
     return this.inner.isEmpty();
   }

@@ -101,6 +101,8 @@ export interface MetricsOptions {
   readonly dbCallsInFlight?: () => number;
   /** The PostgreSQL pool's size, when there is a pool. */
   readonly dbPoolMax?: number;
+  /** The answer cache's counts, when there is one. */
+  readonly answerCache?: () => { readonly hits: number; readonly misses: number; readonly bytes: number } | null;
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
@@ -145,6 +147,23 @@ export function createMetrics(services: readonly Service[], options: MetricsOpti
   if (options.dbPoolMax !== undefined) {
     const max = new Gauge({ name: 'sis_db_pool_max_connections', help: 'Size of the PostgreSQL connection pool.', registers: [registry] });
     max.set(options.dbPoolMax);
+  }
+  const cache = options.answerCache;
+  if (cache !== undefined) {
+    for (const [name, help, read] of [
+      ['sis_answer_cache_hits_total', 'Answers of cacheable operations served from the cache (data unchanged since kept).', 'hits'],
+      ['sis_answer_cache_misses_total', 'Answers of cacheable operations built from the database (absent, or the data changed).', 'misses'],
+    ] as const) {
+      registry.registerMetric(custom({ name, help, type: 'counter', values: () => [{ labels: {}, value: cache()?.[read] ?? 0 }] }));
+    }
+    new Gauge({
+      name: 'sis_answer_cache_bytes',
+      help: 'Bytes of answers held by the answer cache.',
+      registers: [registry],
+      collect() {
+        this.set(cache()?.bytes ?? 0);
+      },
+    });
   }
   collectDefaultMetrics({ register: registry });
   return { registry, requests };

@@ -56,6 +56,10 @@ export class BackgroundStore implements Store, OutboxStore {
     yield* this.#store.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
   }
 
+  dataVersion(): string | null {
+    return this.#store === null ? null : this.#store.dataVersion();
+  }
+
   deviceToken(id: string): Promise<string | null> {
     return this.#call((s) => s.deviceToken(id));
   }

@@ -28,6 +28,8 @@ import type {
 } from './store.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
+const DATA_VERSION = 'select data_version, total_changes() from pragma_data_version()';
+
 /** Rows per INSERT: 500 × 6 parameters stays far below SQLite's and PostgreSQL's parameter limits. */
 export const IMPORT_BATCH_ROWS = 500;
 
@@ -154,6 +156,13 @@ export class SqlStore implements Store, OutboxStore {
   /** Snapshot reads in progress and waiting, and the SQLite reader connections open (for tests and checks). */
   snapshotReads(): { readonly open: number; readonly waiting: number; readonly connections: number } {
     return { open: this.#slots.taken, waiting: this.#slots.waiting, connections: this.#readers?.open ?? 0 };
+  }
+
+  dataVersion(): string | null {
+    if (this.#directRead === undefined) return null;
+    // data_version moves with other connections' commits, total_changes() with this one's writes.
+    const [row] = this.#directRead(DATA_VERSION, [], true) as [[number, number]];
+    return `${row[0]}:${row[1]}`;
   }
 
   async deviceToken(id: string): Promise<string | null> {

@@ -100,6 +100,13 @@ export interface Store {
   importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport>;
   /** True when no student and no device is stored (the first start loads demo data then). */
   isEmpty(): Promise<boolean>;
+  /**
+   * A token that changes whenever stored data may have changed (another process's commit or
+   * this store's own write), read synchronously and cheaply; null when the store cannot tell
+   * (PostgreSQL: another instance's commit is not visible without asking the server). Answers
+   * read after a token are at least as new as the token.
+   */
+  dataVersion?(): string | null;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,0 +1,76 @@
+import { isStreamed } from '../xml/chunked-text.js';
+import type { Call, Reply } from './types.js';
+
+/**
+ * Answers of `cacheable` operations (reads whose answer is a function of their arguments and the
+ * stored data: GetStudentSchool), kept with the store's data version they were read at. A hit
+ * is served only while the version is still the same, and the version is read before the data,
+ * so an answer is never older than the request: this is not a time-to-live cache. Only stores
+ * that can tell their version cheaply have one (SQLite: `data_version` and the connection's own
+ * changes); PostgreSQL has none, so several instances always answer from the database.
+ *
+ * Bounded by bytes (oldest entries leave first); an answer bigger than an eighth of the budget,
+ * a streamed one, or one for arguments longer than 1 KiB is not kept. Keys are strings in a Map.
+ */
+export class AnswerCache {
+  readonly #entries = new Map<string, { readonly version: string; readonly reply: Reply; readonly bytes: number }>();
+  #bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** The key for a call in one binding (the bytes differ between bindings), or null when not worth keeping. */
+  key(binding: string, call: Call): string | null {
+    let key = `${binding}\u0000${call.op.name}`;
+    for (const p of call.op.params) {
+      const v = call.args[p.name];
+      key += v === null || v === undefined ? '\u0000~' : `\u0000=${String(v)}`;
+    }
+    return key.length > 1024 ? null : key;
+  }
+
+  get(key: string, version: string): Reply | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || entry.version !== version) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    // Most recently used last: the Map's order is the eviction order.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.reply;
+  }
+
+  set(key: string, version: string, reply: Reply): void {
+    const bytes = sizeOf(reply);
+    if (bytes === null || bytes > this.maxBytes / 8) return;
+    const old = this.#entries.get(key);
+    if (old !== undefined) {
+      this.#entries.delete(key);
+      this.#bytes -= old.bytes;
+    }
+    this.#entries.set(key, { version, reply, bytes });
+    this.#bytes += bytes;
+    for (const [k, e] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#entries.delete(k);
+      this.#bytes -= e.bytes;
+    }
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+}
+
+/** Bytes held by a reply's body (UTF-16 strings count twice); null for a streamed one. */
+function sizeOf(reply: Reply): number | null {
+  const { body } = reply;
+  if (typeof body === 'string') return body.length * 2;
+  if (isStreamed(body)) return null;
+  let n = 0;
+  for (const piece of body) n += piece.length;
+  return n;
+}

@@ -1,0 +1,130 @@
+/**
+ * The answer cache (bindings/answer-cache.ts): a GetStudentSchool answer is kept while the data
+ * is unchanged and never served once it changed, whoever changed it (another process's import,
+ * this process's own write); PostgreSQL keeps nothing; SIS_ANSWER_CACHE_BYTES bounds it.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { AnswerCache } from '../src/bindings/answer-cache.js';
+import type { Reply } from '../src/bindings/types.js';
+import { GetStudentSchool } from '../src/operations/get-student-school.js';
+import { GetTokenDevice } from '../src/operations/get-token-device.js';
+import type { Operation } from '../src/operations/index.js';
+import { openStore } from '../src/store/open-store.js';
+import type { Dataset } from '../src/store/store.js';
+import { bindingClients } from './helpers/binding-clients.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { cleanupTargets, postgresTarget } from './helpers/store-targets.js';
+import { startTestServer } from './helpers/test-server.js';
+import type { TestServer } from './helpers/test-server.js';
+
+const SCHOOL = 'http://cached.example';
+const student = (n: number) => ({ id_student: `c${n}`, fullName: `Student ${n}`, id_device: `d${n}`, ShowActive: '1', school_base_url: SCHOOL });
+const dataset = (n: number): Dataset => ({ students: Array.from({ length: n }, (_, i) => student(i + 1)), devices: [{ id: 'dev-1', token: 'tok-1' }] });
+const ARGS = { school_base_url: SCHOOL, show_active: '1' };
+
+async function counter(server: TestServer, name: string): Promise<number> {
+  const res = await rawRequest(server.url, { method: 'GET', path: '/metrics', headers: [] });
+  const line = res.body
+    .toString('utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
+}
+
+async function names(server: TestServer, binding: (typeof bindingClients)[number]): Promise<string[]> {
+  const { res, value } = await binding.call(server.url, GetStudentSchool as Operation, ARGS);
+  assert.equal(res.status, 200);
+  return (value as { fullName: string }[]).map((s) => s.fullName);
+}
+
+after(() => cleanupTargets());
+
+describe('answer cache on SQLite', () => {
+  for (const binding of bindingClients) {
+    test(`${binding.name}: a repeated list is answered from the cache, byte for byte, until the data changes`, async () => {
+      const server = await startTestServer({ dataset: dataset(3) });
+      try {
+        const first = await binding.call(server.url, GetStudentSchool as Operation, ARGS);
+        const again = await binding.call(server.url, GetStudentSchool as Operation, ARGS);
+        assert.ok(again.res.body.equals(first.res.body), 'same bytes');
+        assert.equal(await counter(server, 'sis_answer_cache_hits_total'), 1);
+        assert.equal(await counter(server, 'sis_answer_cache_misses_total'), 1);
+
+        // Another process (here: another connection) imports a fourth student: seen at once.
+        const other = await openStore(`sqlite:${server.databaseFile}`);
+        await other.importDataset({ students: [student(4)] });
+        await other.close();
+        assert.deepEqual(await names(server, binding), ['Student 1', 'Student 2', 'Student 3', 'Student 4']);
+
+        // This process's own write (same connection: data_version does not move for it).
+        await server.app.store.importDataset({ students: [{ ...student(2), fullName: 'Renamed' }] });
+        assert.deepEqual(await names(server, binding), ['Student 1', 'Renamed', 'Student 3', 'Student 4']);
+        assert.equal(await counter(server, 'sis_answer_cache_hits_total'), 1, 'no answer served from before a change');
+
+        // Operations not marked cacheable never touch it.
+        await binding.call(server.url, GetTokenDevice as Operation, { id: 'dev-1' });
+        await binding.call(server.url, GetTokenDevice as Operation, { id: 'dev-1' });
+        assert.equal(await counter(server, 'sis_answer_cache_misses_total'), 3);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  test('SIS_ANSWER_CACHE_BYTES=0 keeps nothing (and /metrics has no cache counters)', async () => {
+    const server = await startTestServer({ dataset: dataset(3), env: { SIS_ANSWER_CACHE_BYTES: '0' } });
+    try {
+      const [binding] = bindingClients;
+      await names(server, binding!);
+      await names(server, binding!);
+      assert.equal(await counter(server, 'sis_answer_cache_hits_total'), 0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('answer cache on PostgreSQL', { skip: postgresTarget.skip ?? false }, () => {
+  test('keeps nothing: another instance may have written, unseen', async () => {
+    const db = await postgresTarget.fresh();
+    const server = await startTestServer({ env: { SIS_DATABASE_URL: db.url }, dataset: dataset(3) });
+    try {
+      const [binding] = bindingClients;
+      await names(server, binding!);
+      await names(server, binding!);
+      assert.equal(await counter(server, 'sis_answer_cache_hits_total'), 0);
+      assert.equal(await counter(server, 'sis_answer_cache_misses_total'), 0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('AnswerCache bounds', () => {
+  const reply = (text: string): Reply => ({ status: 200, contentType: 'text/xml', body: text, invoked: true });
+  const call = (school: string) => ({ op: GetStudentSchool as Operation, args: { school_base_url: school, show_active: 49 } });
+
+  test('the oldest answers leave first once the bytes are over the budget; a changed version misses', () => {
+    const cache = new AnswerCache(1000);
+    const keys = ['a', 'b', 'c'].map((s) => cache.key('soap11', call(s))!);
+    for (const k of keys) cache.set(k, 'v1', reply('x'.repeat(60))); // 120 bytes each
+    assert.ok(cache.get(keys[0]!, 'v1') !== undefined);
+    assert.equal(cache.get(keys[0]!, 'v2'), undefined, 'another data version');
+    for (let i = 0; i < 10; i++) cache.set(cache.key('soap11', call(`more-${i}`))!, 'v1', reply('y'.repeat(60)));
+    assert.ok(cache.bytes <= 1000);
+    assert.equal(cache.get(keys[1]!, 'v1'), undefined, 'evicted');
+  });
+
+  test('an answer over an eighth of the budget, a streamed answer, or a long key is not kept', () => {
+    const cache = new AnswerCache(1000);
+    const key = cache.key('soap11', call('big'))!;
+    cache.set(key, 'v1', reply('z'.repeat(100)));
+    assert.equal(cache.get(key, 'v1'), undefined);
+    const streamed: Reply = { ...reply(''), body: { next: async () => null, close: async () => undefined } };
+    cache.set(key, 'v1', streamed);
+    assert.equal(cache.bytes, 0);
+    assert.equal(cache.key('soap11', call('x'.repeat(2000))), null);
+    assert.notEqual(cache.key('soap11', call('a')), cache.key('soap12', call('a')), 'each binding its own bytes');
+  });
+});

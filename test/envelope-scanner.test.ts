@@ -91,4 +91,18 @@ describe('envelope scanner agrees with the full reader', () => {
     );
     assert.ok(taken > 200, `the fast path took only ${taken} of 3000 generated envelopes`);
   });
+
+  it('reads a request whose head (everything before the first parameter) it has seen from the parameters on, alike', () => {
+    const head = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="${NS}">`;
+    const tail = '</GetTokenDevice></soap:Body></soap:Envelope>';
+    assert.ok(agree(`${head}<id>1</id>${tail}`), 'read whole, head kept');
+    assert.ok(agree(`${head}<id>a&amp;b</id>  ${tail}`), 'read from the parameters on');
+    assert.ok(agree(`${head}\n  <id>x</id>\n  <other>y</other>${tail}\n`));
+    assert.equal(scanEnvelope(`${head}<id>1</id>${tail}<x/>`, NS), null, 'a second root still declines');
+    assert.equal(scanEnvelope(`${head}<id>1</id></Other></soap:Body></soap:Envelope>`, NS), null, 'a mismatched end tag still declines');
+    assert.equal(scanEnvelope(`${head}<id a="1">1</id>${tail}`, NS), null, 'an attribute on a parameter still declines');
+    const read = scanEnvelope(`${head}<id>2</id>${tail}`, NS)!;
+    assert.equal(read.params.get('id')?.text, '2');
+    assert.deepEqual(read.bodyElement, { ns: NS, local: 'GetTokenDevice' });
+  });
 });

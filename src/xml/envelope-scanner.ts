@@ -31,8 +31,52 @@ interface Tag {
 
 type Scope = ReadonlyArray<readonly [string, string]>;
 
+/**
+ * Everything before the first parameter: declaration, Envelope, Body and operation start tags.
+ * A client sends the same head with every call of an operation, and what reading it yields
+ * depends on its characters alone, so the last few heads are kept and a request that starts
+ * with one is read from its parameters on.
+ */
+interface Head {
+  readonly text: string;
+  readonly envTag: string;
+  readonly bodyTag: string;
+  readonly opTag: string;
+  readonly root: { readonly ns: string; readonly local: string };
+  readonly operation: { readonly ns: string; readonly local: string };
+  readonly scope: Scope;
+}
+const heads: Head[] = [];
+const MAX_HEADS = 8;
+const MAX_HEAD_CHARS = 1024;
+
 export function scanEnvelope(xml: string, paramNamespace: string): Envelope | null {
   if (UNUSUAL.test(xml) || xml.charCodeAt(0) === 0xfeff) return null;
+  for (const head of heads) if (xml.startsWith(head.text)) return afterHead(xml, head, paramNamespace);
+  return scanWhole(xml, paramNamespace);
+}
+
+/** Parameters, then the end tags of the operation, Body and Envelope. */
+function afterHead(xml: string, head: Head, paramNamespace: string): Envelope | null {
+  const params = new Map<string, ParamText>();
+  let i = readParams(xml, head.text.length, head.scope, paramNamespace, params);
+  if (i < 0) return null;
+  i = closeTag(xml, i, head.opTag);
+  if (i < 0) return null;
+  i = closeTag(xml, skipWs(xml, i), head.bodyTag);
+  if (i < 0) return null;
+  i = closeTag(xml, skipWs(xml, i), head.envTag);
+  if (i < 0 || skipWs(xml, i) !== xml.length) return null;
+  return { root: head.root, bodyElement: head.operation, mustUnderstand: null, params, error: null };
+}
+
+function remember(head: Head): void {
+  if (head.text.length > MAX_HEAD_CHARS) return;
+  if (heads.length >= MAX_HEADS) heads.shift();
+  heads.push(head);
+}
+
+function scanWhole(xml: string, paramNamespace: string): Envelope | null {
   let i = 0;
   DECL.lastIndex = i;
   if (DECL.test(xml)) i = DECL.lastIndex;
@@ -51,7 +95,6 @@ export function scanEnvelope(xml: string, paramNamespace: string): Envelope | nu
   const bodyName = resolve(body.name, scope2);
   if (bodyName === null || bodyName.ns !== envName.ns || bodyName.local !== 'Body') return null;
 
-  const params = new Map<string, ParamText>();
   let bodyElement: Envelope['bodyElement'] = null;
   if (!body.selfClosing) {
     i = skipWs(xml, body.end);
@@ -64,10 +107,9 @@ export function scanEnvelope(xml: string, paramNamespace: string): Envelope | nu
       bodyElement = opName;
       i = op.end;
       if (!op.selfClosing) {
-        i = readParams(xml, i, scope3, paramNamespace, params);
-        if (i < 0) return null;
-        i = closeTag(xml, i, op.name);
-        if (i < 0) return null;
+        const head = { text: xml.slice(0, i), envTag: env.name, bodyTag: body.name, opTag: op.name, root: envName, operation: opName, scope: scope3 };
+        remember(head);
+        return afterHead(xml, head, paramNamespace);
       }
       i = skipWs(xml, i);
     }
@@ -78,7 +120,7 @@ export function scanEnvelope(xml: string, paramNamespace: string): Envelope | nu
   }
   i = closeTag(xml, skipWs(xml, i), env.name);
   if (i < 0 || skipWs(xml, i) !== xml.length) return null;
-  return { root: envName, bodyElement, mustUnderstand: null, params, error: null };
+  return { root: envName, bodyElement, mustUnderstand: null, params: new Map<string, ParamText>(), error: null };
 }
 
 /** Reads `<name>text</name>` children until the parent's end tag; -1 when anything else shows. */

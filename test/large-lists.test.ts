@@ -18,6 +18,7 @@ import { adminClient, cleanupTargets, postgresTarget, storeTargets } from './hel
 import type { FreshDatabase } from './helpers/store-targets.js';
 import { startTestServer } from './helpers/test-server.js';
 import type { TestServer } from './helpers/test-server.js';
+import { eventually } from './helpers/eventually.js';
 
 const BIG = 'http://big.example';
 const SMALL = 'http://small.example';
@@ -81,17 +82,6 @@ async function sqlStoreOf(server: TestServer): Promise<SqlStore> {
   return store instanceof BackgroundStore ? store.opened : (store as SqlStore);
 }
 
-async function eventually(check: () => void | Promise<void>, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
 
 /** Sends a request, reads the head and a little more, then stops reading (returns the socket). */
 function startSlowRead(server: TestServer, binding: Binding): Promise<{ received: Buffer[]; finish(): Promise<Buffer>; cut(): void }> {

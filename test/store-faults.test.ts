@@ -18,6 +18,7 @@ import { bindingClients } from './helpers/binding-clients.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from './helpers/store-targets.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { startTestServer } from './helpers/test-server.js';
+import { eventually } from './helpers/eventually.js';
 
 after(cleanupTargets);
 
@@ -36,18 +37,6 @@ function viaPort(port: number, schema: string, applicationName = 'sis-test'): st
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Retries `check` until it passes or `ms` runs out. */
-async function eventually(check: () => Promise<void>, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await sleep(50);
-    }
-  }
-}
 
 async function tokenOf(url: string, binding = soap): Promise<{ status: number; body: string; value: unknown }> {
   const { res, value } = await binding.call(url, GetTokenDevice, { id: '1' });

@@ -10,6 +10,7 @@ import { openStore } from '../src/store/open-store.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { StudentRecord } from '../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import { eventually } from './helpers/eventually.js';
 
 const SCHOOL = 'http://big.example';
 
@@ -38,17 +39,6 @@ async function collect(pages: AsyncIterable<readonly StudentRecord[]>): Promise<
   return { rows, sizes };
 }
 
-async function eventually(check: () => void, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 after(cleanupTargets);
 

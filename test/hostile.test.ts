@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { eventually } from './helpers/eventually.js';
 import { rawRequest } from './helpers/raw-http.js';
 import type { RawResponse } from './helpers/raw-http.js';
 import { startTestServer } from './helpers/test-server.js';
@@ -134,6 +135,24 @@ describe('hostile input', () => {
     const { status } = await partialBody(server.url, 5000, 100, { waitForClose: true });
     assert.ok(status === 408 || status === 0, `status ${status}`);
     assert.ok(Date.now() - started < 6000);
+    await stillServes();
+  });
+
+  it('a client that goes away mid-body is let go: nothing stays in flight, and the server still serves', async () => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+          socket.write(`POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://tempuri.org/GetTokenDevice"\r\nContent-Length: 500\r\n\r\n<?xml version="1.0"?>`);
+          setTimeout(() => socket.destroy(), 20);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+    }
+    await eventually(async () => {
+      const metrics = await rawRequest(server.url, { method: 'GET', path: '/metrics' });
+      assert.match(metrics.body.toString(), /^sis_requests_in_flight 0$/m);
+    });
     await stillServes();
   });
 

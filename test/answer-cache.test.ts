@@ -126,5 +126,10 @@ describe('AnswerCache bounds', () => {
     assert.equal(cache.bytes, 0);
     assert.equal(cache.key('soap11', call('x'.repeat(2000))), null);
     assert.notEqual(cache.key('soap11', call('a')), cache.key('soap12', call('a')), 'each binding its own bytes');
+    // Form values may hold any character, NUL included: values are length-prefixed, so keys cannot collide.
+    const two = (a: string, b: string) => ({ op: { ...(GetStudentSchool as Operation), params: [{ name: 'a', type: 'string', doc: '' }, { name: 'b', type: 'string', doc: '' }] } as Operation, args: { a, b } });
+    for (const [sep1, sep2] of [['\u00001:', '\u00001:'], ['\u0000=', '\u0000=']]) {
+      assert.notEqual(cache.key('httpget', two(`x${sep1}y`, 'z')), cache.key('httpget', two('x', `y${sep2}z`)));
+    }
   });
 });

@@ -25,7 +25,9 @@ export class AnswerCache {
     let key = `${binding}\u0000${call.op.name}`;
     for (const p of call.op.params) {
       const v = call.args[p.name];
-      key += v === null || v === undefined ? '\u0000~' : `\u0000=${String(v)}`;
+      // Each value with its length: no two argument lists make one key, whatever characters they hold.
+      const text = v === null || v === undefined ? null : String(v);
+      key += text === null ? '\u0000~' : `\u0000${text.length}:${text}`;
     }
     return key.length > 1024 ? null : key;
   }

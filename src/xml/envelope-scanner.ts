@@ -52,7 +52,10 @@ const MAX_HEAD_CHARS = 1024;
 
 export function scanEnvelope(xml: string, paramNamespace: string): Envelope | null {
   if (UNUSUAL.test(xml) || xml.charCodeAt(0) === 0xfeff) return null;
-  for (const head of heads) if (xml.startsWith(head.text)) return afterHead(xml, head, paramNamespace);
+  for (const head of heads) {
+    // slice + === compares the characters in one block; startsWith goes character by character.
+    if (xml.length > head.text.length && xml.slice(0, head.text.length) === head.text) return afterHead(xml, head, paramNamespace);
+  }
   return scanWhole(xml, paramNamespace);
 }
 
@@ -73,7 +76,8 @@ function afterHead(xml: string, head: Head, paramNamespace: string): Envelope | 
 function remember(head: Head): void {
   if (head.text.length > MAX_HEAD_CHARS) return;
   if (heads.length >= MAX_HEADS) heads.shift();
-  heads.push(head);
+  // A copy of its own: a slice would keep the whole first request alive, and compares slower.
+  heads.push({ ...head, text: Buffer.from(head.text, 'utf8').toString('utf8') });
 }
 
 function scanWhole(xml: string, paramNamespace: string): Envelope | null {
@@ -130,7 +134,7 @@ function readParams(xml: string, start: number, scope: Scope, ns: string, out: M
     const textEnd = xml.indexOf('<', i);
     if (textEnd < 0 || !isWhitespace(xml, i, textEnd)) return -1;
     i = textEnd;
-    if (xml.startsWith('</', i)) return i;
+    if (xml.charCodeAt(i + 1) === 0x2f) return i; // `</`: the parent's end tag
     const tag = readTag(xml, i);
     if (tag === null || tag.attrCount > 0) return -1;
     const name = resolve(tag.name, scope);
@@ -208,9 +212,16 @@ function readTag(xml: string, start: number): Tag | null {
 }
 
 function closeTag(xml: string, start: number, name: string): number {
-  if (!xml.startsWith('</', start) || !xml.startsWith(name, start + 2)) return -1;
+  if (xml.charCodeAt(start) !== 0x3c || xml.charCodeAt(start + 1) !== 0x2f || !sameAt(xml, start + 2, name)) return -1;
   const i = skipWs(xml, start + 2 + name.length);
   return xml.charCodeAt(i) === 0x3e ? i + 1 : -1;
+}
+
+/** `xml` holds `name` at `at` (a loop over a short name beats startsWith here). */
+function sameAt(xml: string, at: number, name: string): boolean {
+  if (at + name.length > xml.length) return false;
+  for (let k = 0; k < name.length; k++) if (xml.charCodeAt(at + k) !== name.charCodeAt(k)) return false;
+  return true;
 }
 
 function resolve(qname: string, scope: Scope): { ns: string; local: string } | null {

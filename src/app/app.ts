@@ -185,8 +185,6 @@ async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown
     poolSize: config.databasePoolSize,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
-    // SQLite: a commit never pays for a WAL checkpoint while requests wait.
-    backgroundCheckpoints: true,
   };
   const loadDemo = async (store: Store): Promise<void> => {
     if (config.demoData && (await store.isEmpty())) {

@@ -8,7 +8,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { parseDatabaseUrl } from './database-url.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
-import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { reuseStatements } from './statement-cache.js';
 import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
@@ -37,11 +36,6 @@ export interface OpenStoreOptions {
    * refuse a database that does not exist or is not at this program's schema version.
    */
   readonly migrations?: 'apply' | 'require';
-  /**
-   * SQLite file: WAL checkpoints in a worker thread instead of inside commits (the serving
-   * process; see sqlite-checkpointer.ts). Off by default: a CLI run does not need a thread.
-   */
-  readonly backgroundCheckpoints?: boolean;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -72,7 +66,6 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
     const directRead = (source: string, parameters: readonly unknown[], arrays = false): unknown[] =>
       database.prepare(source).raw(arrays).all(parameters);
-    const checkpointer = memory || options.backgroundCheckpoints !== true ? undefined : await startCheckpointer(database, target.path);
     // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
     const readers = memory ? undefined : new SqliteReaders(target.path, { keep: SQLITE_SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
     return ready(db, 'sqlite', '', null, mode, {
@@ -81,7 +74,6 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       directAuthCode: () => sqliteAuthCodeWriter(database),
       snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
       ...(readers ? { readers } : {}),
-      ...(checkpointer ? { checkpointer } : {}),
     });
   }
 
@@ -117,15 +109,6 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   return ready(db, 'postgres', schema ?? '', schema, mode, { snapshotSlots: Math.max(1, Math.floor(poolSize / 2)) });
 }
 
-/** A thread that cannot start leaves checkpoints where SQLite puts them: inside commits. */
-async function startCheckpointer(database: BetterSqlite3.Database, path: string): Promise<SqliteCheckpointer | undefined> {
-  try {
-    return await SqliteCheckpointer.start(database, path);
-  } catch {
-    return undefined;
-  }
-}
-
 function setSearchPath(schema: string): CompiledQuery {
   return CompiledQuery.raw(`set search_path to "${schema.replace(/"/g, '""')}"`);
 }
@@ -136,7 +119,7 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'checkpointer'> & {
+  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots'> & {
     readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
   },
 ): Promise<SqlStore> {
@@ -146,7 +129,6 @@ async function ready(
     return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...rest, ...(directAuthCode ? { directAuthCode: directAuthCode() } : {}) });
   } catch (error) {
     reads.readers?.close();
-    await reads.checkpointer?.close();
     await db.destroy();
     throw error;
   }

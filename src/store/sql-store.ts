@@ -13,7 +13,6 @@ import type { DirectAuthCode } from './sqlite-auth-code.js';
 import type { Database, DialectName } from './schema.js';
 import { Slots } from './slots.js';
 import { postgresSnapshot } from './snapshot-read.js';
-import type { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { SqliteReaders } from './sqlite-readers.js';
 import { StudentLists } from './student-lists.js';
 import type {
@@ -46,8 +45,6 @@ export interface SqlStoreOptions {
   readonly directAuthCode?: DirectAuthCode;
   /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
   readonly readers?: SqliteReaders;
-  /** SQLite file, serving process: the thread that takes WAL checkpoints (stopped with the store). */
-  readonly checkpointer?: SqliteCheckpointer;
   /** Most snapshot reads (streamed lists) open at once; more wait their turn (default 4). */
   readonly snapshotSlots?: number;
   /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
@@ -67,8 +64,6 @@ export class SqlStore implements Store, OutboxStore {
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
   readonly #directRead: SqlStoreOptions['directRead'];
   readonly #readers: SqliteReaders | undefined;
-  /** Present when WAL checkpoints run in a thread of their own. */
-  readonly checkpointer: SqliteCheckpointer | undefined;
   readonly #slots: Slots;
   readonly #students: StudentLists;
   readonly #tokenQuery: CompiledQuery;
@@ -89,7 +84,6 @@ export class SqlStore implements Store, OutboxStore {
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
     this.#readers = options.readers;
-    this.checkpointer = options.checkpointer;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
     const readers = options.readers;
     this.#students = new StudentLists(db, {
@@ -285,7 +279,6 @@ export class SqlStore implements Store, OutboxStore {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#readers?.close();
-      await this.checkpointer?.close();
       await this.#db.destroy();
     })();
     return this.#closed;

@@ -8,96 +8,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 import { DatasetError } from '../src/store/dataset.js';
 import { parseDatabaseUrl, redactDatabaseUrl } from '../src/store/database-url.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { migrations } from '../src/store/migrations.js';
 import { openStore } from '../src/store/open-store.js';
-import type { Dataset, Store, StudentRecord } from '../src/store/store.js';
-
-type Row = Record<string, unknown>;
-
-/** One empty database: open as many stores on it as a test needs, and reach it directly. */
-interface Fresh {
-  readonly url: string;
-  open(): Promise<Store>;
-  /** Runs SQL outside the store (checks, fault injection); returns the rows of the last statement. */
-  sql(text: string): Promise<Row[]>;
-  readonly failTrigger: string;
-}
-
-interface Target {
-  readonly name: string;
-  readonly skip: string | null;
-  fresh(): Promise<Fresh>;
-}
+import type { SqlStore } from '../src/store/sql-store.js';
+import type { Dataset, StudentRecord } from '../src/store/store.js';
+import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'sis-store-'));
-let counter = 0;
-
-const sqliteTarget: Target = {
-  name: 'SQLite',
-  skip: null,
-  async fresh() {
-    const path = join(tempDir, `db-${++counter}`, 'sis.db');
-    return {
-      url: `sqlite:${path}`,
-      open: () => openStore(`sqlite:${path}`),
-      async sql(text) {
-        const db = new BetterSqlite3(path);
-        try {
-          const stmt = db.prepare(text);
-          if (stmt.reader) return stmt.all() as Row[];
-          stmt.run();
-          return [];
-        } finally {
-          db.close();
-        }
-      },
-      failTrigger: `create trigger fail_boom before insert on devices when new.id = 'boom'
-        begin select raise(abort, 'boom'); end`,
-    };
-  },
-};
-
-const postgresUrl = process.env['SIS_TEST_POSTGRES_URL'];
-const schemas: string[] = [];
-let admin: pg.Client | null = null;
-
-const postgresTarget: Target = {
-  name: 'PostgreSQL',
-  skip: postgresUrl === undefined || postgresUrl === '' ? 'SIS_TEST_POSTGRES_URL not set: PostgreSQL tests skipped' : null,
-  async fresh() {
-    if (admin === null) {
-      admin = new pg.Client({ connectionString: postgresUrl });
-      await admin.connect();
-    }
-    const client = admin;
-    const schema = `sis_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
-    schemas.push(schema);
-    return {
-      url: postgresUrl!,
-      open: () => openStore(postgresUrl!, { schema, poolSize: 3 }),
-      async sql(text) {
-        await client.query(`set search_path to "${schema}"`);
-        const result = await client.query<Row>(text);
-        return result.rows;
-      },
-      failTrigger: `create function fail_boom() returns trigger language plpgsql as $$
-        begin if new.id = 'boom' then raise exception 'boom'; end if; return new; end $$;
-        create trigger fail_boom before insert on devices for each row execute function fail_boom()`,
-    };
-  },
-};
-
 after(async () => {
-  if (admin !== null) {
-    for (const schema of schemas) await admin.query(`drop schema if exists "${schema}" cascade`);
-    await admin.end();
-  }
+  await cleanupTargets();
   rmSync(tempDir, { recursive: true, force: true });
 });
+
+/** Another store on the same database (several instances on one database). */
+const open = (db: FreshDatabase): Promise<SqlStore> => openStore(db.url, { poolSize: 3 });
+
+/** A trigger that makes the insert of device 'boom' fail, in each dialect. */
+const FAIL_TRIGGER: Readonly<Record<StoreTarget['name'], string>> = {
+  SQLite: `create trigger fail_boom before insert on devices when new.id = 'boom'
+        begin select raise(abort, 'boom'); end`,
+  PostgreSQL: `create function fail_boom() returns trigger language plpgsql as $$
+        begin if new.id = 'boom' then raise exception 'boom'; end if; return new; end $$;
+        create trigger fail_boom before insert on devices for each row execute function fail_boom()`,
+};
 
 const ids = (rows: readonly StudentRecord[]): string[] => rows.map((r) => r.id_student);
 const student = (id: string, school = 'http://s.example', active = '1'): StudentRecord => ({
@@ -108,18 +45,7 @@ const student = (id: string, school = 'http://s.example', active = '1'): Student
   school_base_url: school,
 });
 
-/** Opens a store on a fresh database, runs `body`, closes it. */
-async function withStore(target: Target, body: (store: Store, db: Fresh) => Promise<void>): Promise<void> {
-  const db = await target.fresh();
-  const store = await db.open();
-  try {
-    await body(store, db);
-  } finally {
-    await store.close();
-  }
-}
-
-for (const target of [sqliteTarget, postgresTarget]) {
+for (const target of storeTargets) {
   describe(`store on ${target.name}`, () => {
     if (target.skip !== null) {
       test(target.name, (t) => t.skip(target.skip!));
@@ -128,13 +54,13 @@ for (const target of [sqliteTarget, postgresTarget]) {
 
     test('a new database is migrated and empty; reopening applies nothing twice', async () => {
       const db = await target.fresh();
-      const first = await db.open();
+      const first = await open(db);
       assert.equal(await first.isEmpty(), true);
       await first.ping();
       await first.importDataset(DEMO_DATASET);
       await first.close();
       await first.close(); // closing twice is harmless
-      const second = await db.open();
+      const second = await open(db);
       assert.equal(await second.isEmpty(), false);
       await second.close();
       const versions = await db.sql('select version from sis_migrations order by version');
@@ -143,22 +69,22 @@ for (const target of [sqliteTarget, postgresTarget]) {
 
     test('a database newer than the program is refused', async () => {
       const db = await target.fresh();
-      await (await db.open()).close();
+      await (await open(db)).close();
       await db.sql(`insert into sis_migrations (version, name, applied_at) values (999, 'future', 'x')`);
-      await assert.rejects(db.open(), /schema version 999, newer than this program/);
+      await assert.rejects(open(db), /schema version 999, newer than this program/);
     });
 
     test('several stores opening a new database at once migrate it once', async () => {
       // SQLite is synchronous within one process, so "at once" is only meaningful on PostgreSQL.
       const db = await target.fresh();
-      const stores = target.name === 'PostgreSQL' ? await Promise.all([1, 2, 3, 4].map(() => db.open())) : [await db.open(), await db.open()];
+      const stores = target.name === 'PostgreSQL' ? await Promise.all([1, 2, 3, 4].map(() => open(db))) : [await open(db), await open(db)];
       for (const s of stores) await s.close();
       const rows = await db.sql('select count(*) as n from sis_migrations');
       assert.equal(Number(rows[0]!['n']), migrations.length);
     });
 
     test('students of a school: exact match on school and ShowActive, in import order', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         assert.deepEqual(await store.importDataset(DEMO_DATASET), { students: 5, devices: 5, marks: 0, push: 0 });
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '0')), ['3']);
@@ -178,7 +104,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('null fields stay null and empty strings stay empty strings', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.importDataset(DEMO_DATASET);
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '1'), [
           { id_student: '10', fullName: 'Plain Name', id_device: null, ShowActive: '1', school_base_url: 'http://school-b.example' },
@@ -194,7 +120,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('device tokens: exact text, empty token, unknown and empty ids', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         assert.equal(await store.deviceToken(''), null);
         await store.importDataset(DEMO_DATASET);
         assert.equal(await store.deviceToken('1'), 'tok-AAA-111');
@@ -212,7 +138,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('isEmpty looks at students and devices', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.importDataset({ devices: [{ id: 'd', token: 't' }] });
         assert.equal(await store.isEmpty(), false);
         await store.importDataset({}, { replace: true });
@@ -221,7 +147,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('order is the first import order, not key order, and upserts keep it', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.importDataset({ students: ['9', '10', '1', 'b', 'a'].map((id) => student(id)) });
         assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '1')), ['9', '10', '1', 'b', 'a']);
         const report = await store.importDataset({
@@ -239,7 +165,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('large imports are batched and keep their order', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         const many = Array.from({ length: 2345 }, (_, i) => student(String(2345 - i), 'http://big.example'));
         const devices = Array.from({ length: 1234 }, (_, i) => ({ id: `d${i}`, token: `t${i}` }));
         assert.deepEqual(await store.importDataset({ students: many, devices }), { students: 2345, devices: 1234, marks: 0, push: 0 });
@@ -249,7 +175,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('replace empties students and devices first', async () => {
-      await withStore(target, async (store) => {
+      await withFreshStore(target, async (store) => {
         await store.importDataset(DEMO_DATASET);
         await store.importDataset({ students: [student('z'), student('y')] }, { replace: true });
         assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '1')), ['z', 'y']);
@@ -259,7 +185,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('an import is all or nothing', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         await store.importDataset(DEMO_DATASET);
         // Refused before any write: invalid data.
         await assert.rejects(
@@ -267,7 +193,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
           (error: unknown) => error instanceof DatasetError && /students\[1\]\.fullName: contains U\+0001/.test(error.message),
         );
         // Refused by the database after several batches were written: a trigger fails the last device.
-        await db.sql(db.failTrigger);
+        await db.sql(FAIL_TRIGGER[target.name]);
         const students = Array.from({ length: 1200 }, (_, i) => student(`n${i}`));
         await assert.rejects(store.importDataset({ students, devices: [{ id: 'fine', token: 't' }, { id: 'boom', token: 'x' }] }, { replace: true }), /boom/);
         await assert.rejects(store.importDataset({ students, devices: [{ id: 'boom', token: 'x' }] }), /boom/);
@@ -282,7 +208,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
     });
 
     test('auth codes are recorded with their time, nulls kept', async () => {
-      await withStore(target, async (store, db) => {
+      await withFreshStore(target, async (store, db) => {
         await store.recordAuthCode('1234', '+100', new Date('2024-05-06T07:08:09.010Z'));
         await store.recordAuthCode(null, '', new Date('2024-05-06T07:08:10Z'));
         const rows = await db.sql('select code, phone, created_at from auth_codes order by id');
@@ -296,8 +222,8 @@ for (const target of [sqliteTarget, postgresTarget]) {
 
     test("two stores on one database see each other's writes", async () => {
       const db = await target.fresh();
-      const a = await db.open();
-      const b = await db.open();
+      const a = await open(db);
+      const b = await open(db);
       try {
         await a.importDataset(DEMO_DATASET);
         assert.deepEqual(ids(await b.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
@@ -333,17 +259,12 @@ describe('opening', () => {
   });
 
   test('PostgreSQL: ?schema= in the URL selects and creates the schema', async (t) => {
-    if (postgresTarget.skip !== null) return t.skip(postgresTarget.skip);
-    const schema = `sis_test_${process.pid}_url_${Math.random().toString(36).slice(2, 8)}`;
-    schemas.push(schema);
-    const separator = postgresUrl!.includes('?') ? '&' : '?';
-    const store = await openStore(`${postgresUrl}${separator}schema=${schema}`, { statementTimeoutMs: 10_000 });
+    if (POSTGRES_SKIP !== null) return t.skip(POSTGRES_SKIP);
+    const { schema, url } = newSchema('url');
+    const store = await openStore(url, { statementTimeoutMs: 10_000 });
     await store.importDataset({ devices: [{ id: 'here', token: 'yes' }] });
     await store.close();
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    const rows = await client.query(`select token from "${schema}".devices`);
-    await client.end();
+    const rows = await (await adminClient()).query(`select token from "${schema}".devices`);
     assert.deepEqual(rows.rows, [{ token: 'yes' }]);
   });
 

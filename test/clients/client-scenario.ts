@@ -6,12 +6,13 @@
  * failure messages.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before } from 'node:test';
 import Database from 'better-sqlite3';
+import { services } from '../../src/operations/index.js';
 import type { Dataset } from '../../src/store/store.js';
 import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
@@ -281,3 +282,21 @@ export function buildFolder(tool: string): { dir: string; remove: () => void } {
 }
 
 export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** The service files, from the contract, in name order. */
+export const SERVICE_FILES: readonly string[] = services.map((s) => s.name).sort();
+
+/** Debian's Python, whose packages hold the clients (python3-zeep, python3-suds). */
+const PYTHON = '/usr/bin/python3';
+
+/** Why a Python client cannot run here (its module does not import), or null when it can. */
+export function missingPythonModule(module: string, debianPackage: string): string | null {
+  const probe = spawnSync(PYTHON, ['-c', `import ${module}`], { encoding: 'utf8' });
+  if (probe.error !== undefined || probe.status !== 0) return `${module} not found for ${PYTHON}: install ${debianPackage}`;
+  return null;
+}
+
+/** Runs `test/clients/<tool>/client.py` against the scenario server; `extra` selects a variant. */
+export function runPythonClient(tool: string, url: string, ...extra: string[]): Promise<RunResult> {
+  return run(PYTHON, [clientSource(tool, 'client.py'), url, tool, PHONE, ...extra], { env: { PYTHONIOENCODING: 'utf-8' } });
+}

@@ -13,10 +13,10 @@ import {
   PHONE,
   run,
   seconds,
+  SERVICE_FILES,
   useScenarioServer,
 } from './client-scenario.js';
 
-const SERVICES = ['AuthCodeSending', 'GetStudnetsMarks', 'NotificationNotes', 'PushNotificationMobile'];
 /** Debian's JAX-WS runtime; its manifest brings in JAXB, SAAJ and the rest. */
 const JAXWS_RT = '/usr/share/java/jaxws-rt.jar';
 
@@ -29,6 +29,7 @@ function missing(): string | null {
   if (!existsSync(JAXWS_RT)) return `${JAXWS_RT} not found: install jaxws`;
   return null;
 }
+const MISSING = missing();
 
 function javaFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -39,12 +40,7 @@ function javaFiles(dir: string): string[] {
 describe('JAX-WS (wsimport + javac) from the live WSDL', () => {
   const ctx = useScenarioServer();
 
-  it('builds a Java client and calls every operation over the SOAP 1.1 and SOAP 1.2 ports', { timeout: 300_000 }, async (t) => {
-    const reason = missing();
-    if (reason !== null) {
-      t.skip(reason);
-      return;
-    }
+  it('builds a Java client and calls every operation over the SOAP 1.1 and SOAP 1.2 ports', { timeout: 300_000, skip: MISSING ?? false }, async (t) => {
     const build = buildFolder('jaxws');
     try {
       const src = join(build.dir, 'src');
@@ -55,7 +51,7 @@ describe('JAX-WS (wsimport + javac) from the live WSDL', () => {
       // package-info would otherwise overwrite each other.
       const wsimportStart = Date.now();
       await Promise.all(
-        SERVICES.map((s) =>
+        SERVICE_FILES.map((s) =>
           run('wsimport', ['-extension', '-keep', '-Xnocompile', '-s', src, '-d', classes, '-p', `sis.${s.toLowerCase()}`, `${ctx.url}/${s}.asmx?WSDL`], {
             cwd: build.dir,
             timeoutMs: 180_000,

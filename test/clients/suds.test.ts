@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import {
   ALL_OPERATIONS,
@@ -6,33 +5,21 @@ import {
   assertCalls,
   assertExtendedReport,
   assertReport,
-  clientSource,
+  missingPythonModule,
   parseReport,
-  PHONE,
-  run,
+  runPythonClient,
   seconds,
   useScenarioServer,
 } from './client-scenario.js';
 
-const PYTHON = '/usr/bin/python3';
-
-/** Why the client cannot run here, or null when it can. */
-function missing(): string | null {
-  const probe = spawnSync(PYTHON, ['-c', 'import suds.client'], { encoding: 'utf8' });
-  if (probe.error !== undefined || probe.status !== 0) return `suds not found for ${PYTHON}: install python3-suds`;
-  return null;
-}
+/** Why the client cannot run here, or null when it can (read once: every test skips alike). */
+const MISSING = missingPythonModule('suds.client', 'python3-suds');
 
 describe('suds (python3-suds) from the live WSDL', () => {
   const ctx = useScenarioServer();
 
-  it('calls every operation over the SOAP 1.1 port', { timeout: 120_000 }, async (t) => {
-    const reason = missing();
-    if (reason !== null) {
-      t.skip(reason);
-      return;
-    }
-    const { stdout, ms } = await run(PYTHON, [clientSource('suds', 'client.py'), ctx.url, 'suds', PHONE], { env: { PYTHONIOENCODING: 'utf-8' } });
+  it('calls every operation over the SOAP 1.1 port', { timeout: 120_000, skip: MISSING ?? false }, async (t) => {
+    const { stdout, ms } = await runPythonClient('suds', ctx.url);
     t.diagnostic(`suds client: ${seconds(ms)}`);
     assertReport(parseReport(stdout), ['soap11'], ['soap11']);
     assertCalls(ctx.proxy, { soap11: ALL_OPERATIONS });
@@ -43,13 +30,8 @@ describe('suds (python3-suds) from the live WSDL', () => {
 describe('suds from the live WSDL, SIS_RESULTS=extended', () => {
   const ctx = useScenarioServer({ extended: true });
 
-  it('reads marks and push settings over the SOAP 1.1 port', { timeout: 120_000 }, async (t) => {
-    const reason = missing();
-    if (reason !== null) {
-      t.skip(reason);
-      return;
-    }
-    const { stdout } = await run(PYTHON, [clientSource('suds', 'client.py'), ctx.url, 'suds', PHONE, 'extended'], { env: { PYTHONIOENCODING: 'utf-8' } });
+  it('reads marks and push settings over the SOAP 1.1 port', { timeout: 120_000, skip: MISSING ?? false }, async () => {
+    const { stdout } = await runPythonClient('suds', ctx.url, 'extended');
     // suds, like zeep, reads the empty Note (an empty element) as None.
     assertExtendedReport(parseReport(stdout), ['soap11'], { emptyIsMissing: true });
   });

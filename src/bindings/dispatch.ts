@@ -91,13 +91,12 @@ export class Dispatcher {
     if (match === null || routes === undefined) return { reply: pageReply(notFound()) };
     const service = routes.service.name;
     const opPath = match[2];
-    if (opPath === undefined) return this.serviceEndpoint(ex, routes, query);
+    if (opPath === undefined) return this.serviceEndpoint(ex, routes, service, query);
     return this.operationEndpoint(ex, routes, service, opPath, query);
   }
 
   /** `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise. */
-  private serviceEndpoint(ex: Exchange, routes: ServiceRoutes, query: string): Outcome | Promise<Outcome> {
-    const service = routes.service.name;
+  private serviceEndpoint(ex: Exchange, routes: ServiceRoutes, service: string, query: string): Outcome | Promise<Outcome> {
     if (ex.method === 'POST') return this.soap(ex, routes, service);
     if (ex.method !== 'GET') {
       return { service, reply: pageReply(new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.')) };
@@ -143,14 +142,13 @@ export class Dispatcher {
       return { service, binding, operation, reply: soapErrorReply(version, fault) };
     }
     const writer = routes.writers.get(read.call.op)!;
-    const cached = this.cached(binding, read.call);
-    if (cached?.reply !== undefined) return { service, binding, operation, reply: cached.reply };
-    return this.invoke(read.call).then((result) => {
-      if (result.error !== undefined) return { service, binding, operation, cause: result.cause, reply: soapErrorReply(version, result.error) };
-      const reply = soapReply(version, writer, result.value);
-      if (cached !== null) this.cache!.set(cached.key, cached.version, reply);
-      return { service, binding, operation, reply };
-    });
+    return this.answer(
+      read.call,
+      service,
+      binding,
+      (value) => soapReply(version, writer, value),
+      (error) => soapErrorReply(version, error),
+    );
   }
 
   /** `/X.asmx/Op`: HTTP GET and POST; other verbs and shapes get ASMX's errors. */
@@ -173,16 +171,9 @@ export class Dispatcher {
       if (!(err instanceof ServiceError)) throw err;
       return { service, binding, operation: op.name, reply: httpErrorReply(err) };
     };
-    const run = (call: Call): Outcome | Promise<Outcome> => {
-      const cached = this.cached(binding, call);
-      if (cached?.reply !== undefined) return { service, binding, operation: op.name, reply: cached.reply };
-      return this.invoke(call).then((result) => {
-        if (result.error !== undefined) return { service, binding, operation: op.name, cause: result.cause, reply: httpErrorReply(result.error) };
-        const reply = httpReply(routes.writers.get(op)!, result.value);
-        if (cached !== null) this.cache!.set(cached.key, cached.version, reply);
-        return { service, binding, operation: op.name, reply };
-      });
-    };
+    const writer = routes.writers.get(op)!;
+    const run = (call: Call): Outcome | Promise<Outcome> =>
+      this.answer(call, service, binding, (value) => httpReply(writer, value), httpErrorReply);
     if (!isGet) {
       return ex.readBody().then((body) => {
         let call: Call;
@@ -201,6 +192,28 @@ export class Dispatcher {
       return refused(err);
     }
     return run(call);
+  }
+
+  /**
+   * Runs a call and turns its result or failure into the binding's reply. A cacheable call is
+   * answered from the cache while the data is unchanged, and its reply kept otherwise.
+   */
+  private answer(
+    call: Call,
+    service: string,
+    binding: BindingName,
+    reply: (value: Awaited<ReturnType<Operation['run']>>) => Reply,
+    failure: (error: OperationFailedError | InvalidArgumentError) => Reply,
+  ): Outcome | Promise<Outcome> {
+    const operation = call.op.name;
+    const cached = this.cached(binding, call);
+    if (cached?.reply !== undefined) return { service, binding, operation, reply: cached.reply };
+    return this.invoke(call).then((result) => {
+      if (result.error !== undefined) return { service, binding, operation, cause: result.cause, reply: failure(result.error) };
+      const built = reply(result.value);
+      if (cached !== null) this.cache?.set(cached.key, cached.version, built);
+      return { service, binding, operation, reply: built };
+    });
   }
 
   /**

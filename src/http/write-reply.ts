@@ -69,7 +69,7 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
 
 const SENT: ReplyEnd = { kind: 'sent' };
 
-/** Until the server passes onEnd to its log, a failure midway is at least not silent. */
+/** With no hook (or a hook that threw), a failure midway is at least not silent. */
 function warnOnFailure(end: ReplyEnd): void {
   if (end.kind !== 'failed') return;
   const message = end.error instanceof Error ? end.error.message : String(end.error);

@@ -8,9 +8,9 @@ import type { Kysely, Selectable } from 'kysely';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
 import type { Database, DialectName, OutboxTable } from './schema.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
+import { refusal, windowStart } from './auth-code-window.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
-const HOUR_MS = 3_600_000;
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
 const DEFAULT_LIST_LIMIT = 100;
@@ -49,15 +49,12 @@ export class SqlOutbox implements OutboxStore {
           .selectFrom('auth_codes')
           .select('created_at')
           .where('phone', '=', request.phone)
-          .where('created_at', '>', new Date(request.at.getTime() - HOUR_MS).toISOString())
+          .where('created_at', '>', windowStart(request.at))
           .orderBy('created_at', 'desc')
           .limit(1)
           .offset(request.maxPerHour - 1)
           .executeTakeFirst();
-        if (limiting !== undefined) {
-          const freeAt = new Date(limiting.created_at).getTime() + HOUR_MS;
-          return { accepted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - request.at.getTime()) / 1000)) };
-        }
+        if (limiting !== undefined) return refusal(limiting.created_at, request.at);
       }
       await trx.insertInto('auth_codes').values({ code: request.code, phone: request.phone, created_at: at }).execute();
       await trx

@@ -4,9 +4,8 @@
  * queue its SMS) without building, compiling and awaiting five queries through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { refusal, windowStart } from './auth-code-window.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Returns the outcome, or null when the connection is inside a transaction Kysely opened (an
@@ -25,14 +24,10 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   );
   // IMMEDIATE: the write lock is taken before counting, so two processes cannot both accept the one too many.
   const accept = database.transaction((request: AuthCodeRequest): AuthCodeOutcome => {
-    const now = request.at.getTime();
     const at = request.at.toISOString();
     if (request.maxPerHour > 0) {
-      const row = limiting.get(request.phone, new Date(now - HOUR_MS).toISOString(), request.maxPerHour - 1);
-      if (row !== undefined) {
-        const freeAt = new Date(row.created_at).getTime() + HOUR_MS;
-        return { accepted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now) / 1000)) };
-      }
+      const row = limiting.get(request.phone, windowStart(request.at), request.maxPerHour - 1);
+      if (row !== undefined) return refusal(row.created_at, request.at);
     }
     insertCode.run(request.code, request.phone, at);
     insertMessage.run(request.phone, request.code, request.message, at, at);

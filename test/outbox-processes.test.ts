@@ -6,21 +6,18 @@
  * retries move between instances), every request signed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { operations } from '../src/operations/index.js';
 import { bindingClients } from './helpers/binding-clients.js';
 import { closedPort, eventually, startSmsGateway } from './helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
-import { repoRoot } from './helpers/test-server.js';
+import { startServe, stopServe } from './helpers/serve-process.js';
+import type { ServeProcess } from './helpers/serve-process.js';
 
-const main = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
 const SECRET = 'process-test-secret';
@@ -31,59 +28,17 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Instance {
-  readonly process: ChildProcess;
-  readonly url: string;
-  /** Every stdout line so far (JSON log lines). */
-  readonly lines: string[];
-}
-
-function start(databaseUrl: string, webhook: string, extra: Record<string, string> = {}): Promise<Instance> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SIS_')) env[k] = v;
-  const child = spawn(process.execPath, [main, 'serve'], {
-    env: {
-      ...env,
-      SIS_DATABASE_URL: databaseUrl,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIS_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      SIS_LOG_FORMAT: 'json',
-      SIS_SHUTDOWN_GRACE_MS: '0',
-      SIS_SMS_WEBHOOK_URL: webhook,
-      SIS_SMS_WEBHOOK_SECRET: SECRET,
-      SIS_SMS_WEBHOOK_TIMEOUT_MS: '1000',
-      SIS_OUTBOX_LEASE_MS: '2000',
-      SIS_OUTBOX_BACKOFF_MS: '50',
-      SIS_OUTBOX_POLL_MS: '50',
-      ...extra,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const start = (databaseUrl: string, webhook: string, extra: Record<string, string> = {}): Promise<ServeProcess> =>
+  startServe(databaseUrl, {
+    SIS_SHUTDOWN_GRACE_MS: '0',
+    SIS_SMS_WEBHOOK_URL: webhook,
+    SIS_SMS_WEBHOOK_SECRET: SECRET,
+    SIS_SMS_WEBHOOK_TIMEOUT_MS: '1000',
+    SIS_OUTBOX_LEASE_MS: '2000',
+    SIS_OUTBOX_BACKOFF_MS: '50',
+    SIS_OUTBOX_POLL_MS: '50',
+    ...extra,
   });
-  const lines: string[] = [];
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within 15 s; stderr: ${stderr}`)), 15_000);
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line);
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === 'listening') {
-        clearTimeout(timer);
-        resolve({ process: child, url: entry.url!, lines });
-      }
-    });
-  });
-}
-
-function stop(instance: Instance, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (instance.process.exitCode !== null || instance.process.signalCode !== null) return Promise.resolve(instance.process.exitCode);
-  const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
-  instance.process.kill(signal);
-  return exited;
-}
 
 function outbox(file: string): { code: string; state: string; attempts: number }[] {
   const db = new BetterSqlite3(file, { readonly: true });
@@ -122,7 +77,7 @@ describe('outbox across processes', () => {
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(gateway.received.length, 1, 'sent once');
     } finally {
-      assert.equal(await stop(up), 0);
+      assert.equal(await stopServe(up), 0);
       await gateway.close();
     }
     for (const line of [...down.lines, ...up.lines]) assert.ok(!line.includes('SURVIVOR-1') && !line.includes('0100999'), `no code or phone in: ${line}`);
@@ -152,7 +107,7 @@ describe('outbox across processes', () => {
       assert.equal(workers[0]! + workers[1]!, N);
       t.diagnostic(`delivered by instance a: ${workers[0]}, b: ${workers[1]}`);
     } finally {
-      const codesOut = await Promise.all([stop(a), stop(b)]);
+      const codesOut = await Promise.all([stopServe(a), stopServe(b)]);
       await gateway.close();
       assert.deepEqual(codesOut, [0, 0]);
     }

@@ -6,69 +6,26 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { OPERATION_FAILED } from '../src/bindings/dispatch.js';
 import { operations } from '../src/operations/index.js';
 import type { Operation } from '../src/operations/index.js';
 import { bindingClients } from './helpers/binding-clients.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
-import { repoRoot } from './helpers/test-server.js';
+import { childEnv, CLI_MAIN, startServe, stopServe } from './helpers/serve-process.js';
+import type { ServeProcess } from './helpers/serve-process.js';
 
-const main = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const op = (name: string): Operation => operations.find((o) => o.name === name)!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
 const get = bindingClients.find((c) => c.name === 'httpget')!;
 const dir = mkdtempSync(join(tmpdir(), 'sis-instances-'));
 
-interface Instance {
-  readonly process: ChildProcess;
-  readonly url: string;
-  /** Every log line so far, parsed. */
-  readonly logs: Record<string, unknown>[];
-}
-
-/** The environment of a child: ours, without settings that would change what it does. */
-function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SIS_') || k === 'SIS_TEST_POSTGRES_URL') env[k] = v;
-  return { ...env, SIS_DATABASE_URL: databaseUrl, ...extra };
-}
-
-function startInstance(databaseUrl: string): Promise<Instance> {
-  const child = spawn(process.execPath, [main, 'serve'], {
-    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: Record<string, unknown>[] = [];
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within 15 s; stderr: ${stderr}`)), 15_000);
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      logs.push(entry);
-      if (entry['msg'] === 'listening') {
-        clearTimeout(timer);
-        resolve({ process: child, url: entry['url'] as string, logs });
-      }
-    });
-  });
-}
-
 /** Runs `sis ARGS` as a process; resolves with its exit status and output. */
 function cli(args: readonly string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [main, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -76,33 +33,27 @@ function cli(args: readonly string[], databaseUrl: string): Promise<{ code: numb
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-async function token(instance: Instance, id: string, binding = soap): Promise<{ status: number; value: unknown; body: string }> {
+async function token(instance: ServeProcess, id: string, binding = soap): Promise<{ status: number; value: unknown; body: string }> {
   const { res, value } = await binding.call(instance.url, op('GetTokenDevice'), { id });
   return { status: res.status, value, body: res.body.toString('utf8') };
 }
 
-async function stop(instance: Instance): Promise<number | null> {
-  if (instance.process.exitCode !== null) return instance.process.exitCode;
-  const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
-  instance.process.kill('SIGTERM');
-  return exited;
-}
 
 describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP ?? undefined }, () => {
   const applicationName = `sis-instances-${process.pid}`;
   let databaseUrl: string;
-  let a: Instance;
-  let b: Instance;
+  let a: ServeProcess;
+  let b: ServeProcess;
 
   before(async () => {
     const { url } = newSchema('instances');
     databaseUrl = `${url}&application_name=${applicationName}`;
     // Started together on an empty schema: both migrate, the advisory lock makes it once.
-    [a, b] = await Promise.all([startInstance(databaseUrl), startInstance(databaseUrl)]);
+    [a, b] = await Promise.all([startServe(databaseUrl), startServe(databaseUrl)]);
   });
 
   after(async () => {
-    const codes = await Promise.all([a, b].filter((i) => i !== undefined).map(stop));
+    const codes = await Promise.all([a, b].filter((i) => i !== undefined).map((i) => stopServe(i)));
     rmSync(dir, { recursive: true, force: true });
     await cleanupTargets();
     assert.deepEqual(codes, [0, 0], 'both stop cleanly');

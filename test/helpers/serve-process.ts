@@ -1,0 +1,66 @@
+/**
+ * `sis serve` as a child process, as operators start it: for tests about several processes
+ * (two instances on one database, a SIGKILL and a restart).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { repoRoot } from './test-server.js';
+
+/** The built CLI. */
+export const CLI_MAIN = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
+
+export interface ServeProcess {
+  readonly process: ChildProcess;
+  readonly url: string;
+  /** Every stdout line so far. */
+  readonly lines: string[];
+  /** The same lines, parsed (JSON log lines only). */
+  readonly logs: Record<string, unknown>[];
+}
+
+/** The environment of a child: ours, without settings that would change what it does. */
+export function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SIS_') || k.startsWith('SIS_TEST_')) env[k] = v;
+  return { ...env, SIS_DATABASE_URL: databaseUrl, ...extra };
+}
+
+/** Starts `sis serve` on a free port; resolves once it logs that it listens. */
+export function startServe(databaseUrl: string, extra: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], {
+    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', ...extra }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line within 15 s; stderr: ${stderr}`)), 15_000);
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (entry['msg'] === 'listening') {
+        clearTimeout(timer);
+        resolve({ process: child, url: entry['url'] as string, lines, logs });
+      }
+    });
+  });
+}
+
+/** Stops it with `signal` (SIGTERM: a graceful stop); resolves with its exit code. */
+export function stopServe(instance: ServeProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (instance.process.exitCode !== null || instance.process.signalCode !== null) return Promise.resolve(instance.process.exitCode);
+  const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
+  instance.process.kill(signal);
+  return exited;
+}

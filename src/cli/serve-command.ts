@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { startApp } from '../app/app.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import { createLogger } from '../http/logger.js';
+import { createLogger, flushLog } from '../http/logger.js';
 import type { Logger } from '../http/logger.js';
 import { processSignals, runPrimary, workerMetrics, workerStop } from '../ops/cluster.js';
 import { parseWorkers } from '../ops/parse-settings.js';
@@ -55,16 +55,32 @@ export const serveCommand: Command = {
       throw err;
     }
     const worker = cluster.isWorker ? { worker: cluster.worker?.id } : {};
-    const log = createLogger(config.logLevel, process.stdout, { format: config.logFormat, base: worker });
+    // Workers share the primary's stdout: each of their lines is written whole, unbuffered.
+    const multiProcess = cluster.isWorker || config.workers > 1;
+    const log = createLogger(config.logLevel, process.stdout, { format: config.logFormat, base: worker, buffered: !multiProcess });
+    stopOnUncaught(log);
+    let code: number;
     try {
-      if (cluster.isPrimary && config.workers > 1) return exitSoon(await runPrimary(config, log, config.workers, processSignals));
-      return exitSoon(await serve(config, log));
+      code = cluster.isPrimary && config.workers > 1 ? await runPrimary(config, log, config.workers, processSignals) : await serve(config, log);
     } catch (err) {
       log.fatal({ err }, 'could not start');
-      return exitSoon(1);
+      code = 1;
     }
+    await flushLog(log);
+    return exitSoon(code);
   },
 };
+
+/**
+ * An exception nothing caught is a bug: log it, write out the buffered lines, exit 1. Node's own
+ * handling would print the stack and exit at once, leaving the log's buffer unwritten.
+ */
+function stopOnUncaught(log: Logger): void {
+  process.once('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception: stopping');
+    void flushLog(log).finally(() => process.exit(1));
+  });
+}
 
 /** One process (alone, or as a cluster worker): listen until a stop signal, then drain. */
 async function serve(config: Config, log: Logger): Promise<number> {
@@ -75,6 +91,7 @@ async function serve(config: Config, log: Logger): Promise<number> {
     onFatal: () => fatal('database'),
   });
   log.info({ url: app.url, database: redactDatabaseUrl(config.databaseUrl), pid: process.pid }, 'listening');
+  log.flush(); // the line an operator (or a supervisor) waits for: not held in the buffer
   const signal = await Promise.race([
     failed,
     cluster.isWorker ? workerStop(() => app.stopListening()) : new Promise<string>((resolve) => processSignals.once(resolve)),

@@ -58,6 +58,8 @@ export interface Config {
   readonly logLevel: string;
   /** json, pretty, or auto (pretty when stdout is a terminal). */
   readonly logFormat: 'auto' | 'json' | 'pretty';
+  /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
+  readonly logSuccessSample: number;
   /** PostgreSQL pool size per process. */
   readonly databasePoolSize: number;
   /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */
@@ -225,6 +227,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     helpTestForm: oneOf('SIS_HELP_TEST_FORM', 'local', ['local', 'all', 'off'] as const),
     logLevel: oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     logFormat: oneOf('SIS_LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
+    logSuccessSample: int('SIS_LOG_SUCCESS_SAMPLE', 1, 0, 1_000_000),
     databasePoolSize: int('SIS_DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseStatementTimeoutMs: optionalInt('SIS_DATABASE_STATEMENT_TIMEOUT_MS', 0, 86_400_000),
     listPageRows: int('SIS_LIST_PAGE_ROWS', 1000, 0, 1_000_000),

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { errSerializer } from '../ops/redact.js';
 import { prettyStream } from '../ops/pretty-log.js';
 
@@ -10,32 +10,96 @@ export interface LoggerOptions {
   readonly format?: 'auto' | 'json' | 'pretty';
   /** Fields on every line (e.g. the worker number). */
   readonly base?: Record<string, unknown>;
+  /**
+   * Buffer lines written to stdout (the default when the destination is stdout): see
+   * `stdoutDestination`. Off for cluster workers, whose lines share one stdout with the others.
+   */
+  readonly buffered?: boolean;
 }
+
+/** Bytes gathered before a write, and the longest a line waits in the buffer when traffic is light. */
+export const LOG_BUFFER_BYTES = 4096;
+export const LOG_FLUSH_MS = 500;
+/** Lines waiting beyond this (nobody reads the pipe) are dropped rather than filling memory. */
+export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * One JSON line per event. Phones and codes never reach the log: requests are logged by
  * operation and binding, never by their arguments or bodies; URLs only with their query values
  * masked; and the redact paths below catch the fields a later change might add by mistake.
+ * They are top-level paths on purpose: a wildcard (`*.phone`) makes pino look into every field
+ * of every line, measured at 2 µs a line, more than the rest of the line's formatting.
  */
-export function createLogger(
-  level: string,
-  destination: NodeJS.WritableStream = process.stdout,
-  options: LoggerOptions = {},
-): Logger {
+export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout, options: LoggerOptions = {}): Logger {
   const tty = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
   const pretty = options.format === 'pretty' || (options.format === 'auto' && tty);
+  const stream: DestinationStream = pretty
+    ? prettyStream(destination, tty)
+    : destination === process.stdout && level !== 'silent'
+      ? stdoutDestination(options.buffered !== false)
+      : destination;
   return pino(
     {
       level,
       // `app`, not `service`: request lines have a `service` field of their own (the .asmx file).
       base: { app: 'student-info-service', ...options.base },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeOncePerMs,
       serializers: { err: errSerializer },
       redact: {
-        paths: ['args', 'body', 'phone', 'code', 'headers.authorization', 'headers["x-api-key"]', 'headers.cookie', '*.args', '*.phone', '*.body'],
+        paths: ['args', 'body', 'phone', 'code', 'headers.authorization', 'headers["x-api-key"]', 'headers.cookie'],
         censor: '***',
       },
     },
-    pretty ? prettyStream(destination, tty) : destination,
+    stream,
   );
+}
+
+/**
+ * stdout through pino's own SonicBoom destination instead of `process.stdout`, whose every line is
+ * a synchronous write(2) (files and, on Linux, pipes): buffered, lines are gathered up to
+ * LOG_BUFFER_BYTES and written asynchronously, so under load one write carries dozens of lines and
+ * the event loop never waits for the disk or the reader of the pipe; a timer writes what waits
+ * after LOG_FLUSH_MS when traffic is light, and a reader that stops reading costs at most
+ * LOG_BUFFER_MAX_BYTES of memory (later lines are dropped). What is buffered is lost only if the process is killed
+ * outright (`kill -9`, the OOM killer): a stop, a fatal start-up error and an uncaught exception
+ * flush it first (`flushLog`, and pino's own flush at exit). Unbuffered, every line is one
+ * synchronous write, whole: lines under 4 KiB stay atomic on a pipe that several workers share.
+ */
+function stdoutDestination(buffered: boolean): DestinationStream {
+  return buffered
+    ? pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS, maxLength: LOG_BUFFER_MAX_BYTES })
+    : pino.destination({ dest: 1, sync: true });
+}
+
+/**
+ * Writes out what the logger holds and resolves once it is written (at most `timeoutMs` later,
+ * should the destination be stuck: a full pipe nobody reads). Call before the process exits.
+ */
+export function flushLog(log: Logger, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    try {
+      log.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      // A destination that cannot flush (a plain stream): nothing is held back.
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+/** pino's ISO time, formatted once per millisecond instead of once per line (`toISOString` is 0.5 µs). */
+let stampMs = -1;
+let stamp = '';
+function isoTimeOncePerMs(): string {
+  const now = Date.now();
+  if (now !== stampMs) {
+    stampMs = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
 }

@@ -9,8 +9,8 @@ import type { Gate, Refusal } from '../ops/gate.js';
 import type { RequestMetrics } from '../ops/metrics.js';
 import { opsPath } from '../ops/ops-endpoints.js';
 import type { OpsEndpoints } from '../ops/ops-endpoints.js';
-import { redactUrl } from '../ops/redact.js';
 import { HttpExchange } from './http-exchange.js';
+import { RequestLog } from './request-log.js';
 import { isStreamed } from '../xml/chunked-text.js';
 import { writeReply } from './write-reply.js';
 import type { ReplyEnd } from './write-reply.js';
@@ -53,6 +53,7 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
   const gate = hooks.gate?.enabled === true ? hooks.gate : null;
   const workerPid = config.debugHeaders ? String(process.pid) : null;
   let counter = 0;
+  const requestLog = new RequestLog(log, config.logSuccessSample);
 
   /** Writes the outcome; once it is sent, counts and logs it: the one place every answered request passes. */
   const finish = (ex: HttpExchange, res: ServerResponse, outcome: Outcome, closeAfter: boolean): void => {
@@ -72,12 +73,7 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
       metrics.inFlight--;
       metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
     }
-    if (outcome.cause !== undefined) log.error({ ...logEntry(ex, outcome, seconds), err: outcome.cause }, 'operation failed');
-    else if (end.kind === 'failed') {
-      log.error({ ...logEntry(ex, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
-    } else if (end.kind !== 'sent') {
-      log.warn({ ...logEntry(ex, outcome, seconds), end: end.kind }, 'streamed answer not taken to its end; connection cut');
-    } else if (log.isLevelEnabled('info')) log.info(logEntry(ex, outcome, seconds), 'request');
+    requestLog.write(ex, outcome, seconds, end);
   };
 
   const serve = (ex: HttpExchange, res: ServerResponse): void => {
@@ -140,20 +136,6 @@ const INTERNAL_ERROR: Outcome['reply'] = {
   body: 'An internal error occurred.\r\n',
   invoked: false,
 };
-
-/** One JSON line per request; unrouted requests carry their path (never query values), as an operator needs it. */
-function logEntry(ex: HttpExchange, outcome: Outcome, seconds: number): Record<string, unknown> {
-  return {
-    requestId: ex.requestId,
-    method: ex.method,
-    service: outcome.service,
-    operation: outcome.operation,
-    binding: outcome.binding,
-    status: outcome.reply.status,
-    ms: Math.round(seconds * 1e6) / 1000,
-    path: outcome.service === undefined ? redactUrl(ex.url) : undefined,
-  };
-}
 
 function refusalReply(refusal: Refusal): Outcome['reply'] {
   return { status: refusal.status, contentType: 'text/plain; charset=utf-8', body: refusal.body, invoked: false, headers: refusal.headers };

@@ -32,6 +32,7 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_HELP_TEST_FORM', default: 'local', meaning: 'help page test form for: local, all or off' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
   { name: 'SIS_LOG_FORMAT', default: 'auto', meaning: 'json, pretty, or auto (pretty when stdout is a terminal)' },
+  { name: 'SIS_LOG_SUCCESS_SAMPLE', default: '1', meaning: 'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged' },
   { name: 'SIS_SHUTDOWN_GRACE_MS', default: '5000', meaning: 'on SIGTERM, how long idle keep-alive connections stay open' },
   { name: 'SIS_SHUTDOWN_TIMEOUT_MS', default: '30000', meaning: 'on SIGTERM, longest wait for requests to finish' },
   { name: 'SIS_WORKERS', default: '1', meaning: 'worker processes: a number or auto (one per core); --workers wins' },

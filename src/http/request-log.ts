@@ -1,0 +1,76 @@
+import { redactUrl } from '../ops/redact.js';
+import type { Outcome } from '../bindings/dispatch.js';
+import type { Logger } from './logger.js';
+import type { ReplyEnd } from './write-reply.js';
+
+/** What a request line needs of the exchange. */
+export interface LoggedRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly url: string;
+}
+
+/**
+ * The access log: one line per answered request, written once the answer is sent (or cut).
+ * Failures, cut streams and answers of 400 and above are always written; successful answers one
+ * in `successSample` (1: all, 0: none), an operator's choice of volume.
+ *
+ * The fields known from the route (service, operation, binding) are bound once per route in a
+ * pino child, whose bindings pino serializes once: a request line then costs only its own four
+ * fields. Children are keyed by the contract's names, never by what a request spelled, so there
+ * are at most services × operations × bindings of them.
+ */
+export class RequestLog {
+  readonly #children = new Map<string, Logger>();
+  #successes = 0;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly successSample: number,
+  ) {}
+
+  write(req: LoggedRequest, outcome: Outcome, seconds: number, end: ReplyEnd): void {
+    const { log } = this;
+    if (outcome.cause !== undefined) {
+      log.error({ ...entry(req, outcome, seconds), err: outcome.cause }, 'operation failed');
+    } else if (end.kind === 'failed') {
+      log.error({ ...entry(req, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
+    } else if (end.kind !== 'sent') {
+      log.warn({ ...entry(req, outcome, seconds), end: end.kind }, 'streamed answer not taken to its end; connection cut');
+    } else if (log.isLevelEnabled('info') && this.sampled(outcome.reply.status)) {
+      if (outcome.service === undefined) log.info(entry(req, outcome, seconds), 'request');
+      else this.child(outcome).info({ requestId: req.requestId, method: req.method, status: outcome.reply.status, ms: ms(seconds) }, 'request');
+    }
+  }
+
+  private sampled(status: number): boolean {
+    if (status >= 400 || this.successSample === 1) return true;
+    return this.successSample !== 0 && ++this.#successes % this.successSample === 0;
+  }
+
+  private child(outcome: Outcome): Logger {
+    const key = `${outcome.service}\u0000${outcome.operation ?? ''}\u0000${outcome.binding ?? ''}`;
+    let child = this.#children.get(key);
+    if (child === undefined) {
+      child = this.log.child({ service: outcome.service, operation: outcome.operation, binding: outcome.binding });
+      this.#children.set(key, child);
+    }
+    return child;
+  }
+}
+
+const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1000;
+
+/** A whole line's fields; requests that named no service file carry their path (never query values). */
+function entry(req: LoggedRequest, outcome: Outcome, seconds: number): Record<string, unknown> {
+  return {
+    requestId: req.requestId,
+    method: req.method,
+    service: outcome.service,
+    operation: outcome.operation,
+    binding: outcome.binding,
+    status: outcome.reply.status,
+    ms: ms(seconds),
+    path: outcome.service === undefined ? redactUrl(req.url) : undefined,
+  };
+}

@@ -61,7 +61,7 @@ process.once('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-function spawnTracked(cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe'): ChildProcess {
+function spawnTracked(cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe' | number): ChildProcess {
   const groupNice = AUTOGROUP ? NICE : null;
   const proc = spawn(cmd.file, cmd.args, { env, stdio: ['ignore', stdout, 'pipe'], detached: groupNice !== null });
   if (proc.pid !== undefined) {
@@ -104,9 +104,12 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a long-running child (a server); its stdout is dropped, stderr kept for diagnostics. */
-export function startChild(name: string, cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv): Child {
-  const proc = spawnTracked(cmd, env, 'ignore');
+/**
+ * Starts a long-running child (a server); its stdout is dropped, or goes to the file descriptor
+ * given (as a supervisor hands a service its log file); stderr is kept for diagnostics.
+ */
+export function startChild(name: string, cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv, stdout: 'ignore' | number = 'ignore'): Child {
+  const proc = spawnTracked(cmd, env, stdout);
   let err = '';
   proc.stderr?.setEncoding('utf8').on('data', (s: string) => {
     err = (err + s).slice(-4000);

@@ -141,13 +141,13 @@ async function main(): Promise<void> {
   const flags = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
   const db = join(work, 'main.sqlite');
   let server: Server;
-  if (target === 'ours') {
-    server = await startOurs(core.server, db, flags);
+  if (target === 'ours' || target === 'ours-silent') {
+    server = await startOurs(core.server, db, join(work, 'ours.log'), { silent: target === 'ours-silent', nodeFlags: flags });
   } else if (target === 'ceiling') {
     server = await startCeiling(core.server, [s], work, flags);
   } else {
     // node-soap serves our WSDL: fetch it from a short-lived instance of ours.
-    const ours = await startOurs(core.server, db);
+    const ours = await startOurs(core.server, db, join(work, 'ours.log'), { silent: true });
     await fetchWsdl(ours, join(work, 'wsdl')).finally(() => ours.child.stop());
     server = await startPeer(core.server, db, join(work, 'wsdl'), flags);
   }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load-spec.js';
+import { isOurs } from './scenarios.js';
 import type { Scenario, TargetName } from './scenarios.js';
 import { mean } from './stats.js';
 
@@ -92,6 +93,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
     '±',
     'vs ceiling',
     'vs node-soap',
+    'vs silent',
     'p50 ms',
     'p50 vs ceiling',
     'p99 ms',
@@ -110,6 +112,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
     if (byTarget === undefined) continue;
     const ceiling = byTarget.get('ceiling');
     const peer = byTarget.get('node-soap');
+    const silent = byTarget.get('ours-silent');
     for (const [target, r] of byTarget) {
       rows.push([
         s.title,
@@ -118,7 +121,8 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
         int(r.rps),
         r.runs > 1 ? `${Math.round(((r.rpsMax - r.rpsMin) / 2 / r.rps) * 100)}%` : '',
         target === 'ceiling' || ceiling === undefined ? '' : pct(r.rps / ceiling.rps),
-        target === 'ours' && peer !== undefined ? ratio(r.rps / peer.rps) : '',
+        isOurs(target) && peer !== undefined ? ratio(r.rps / peer.rps) : '',
+        target === 'ours' && silent !== undefined ? pct(r.rps / silent.rps) : '',
         fixed(r.p50, 2),
         target === 'ceiling' || ceiling === undefined ? '' : ratio(r.p50 / ceiling.p50),
         fixed(r.p99, 2),
@@ -133,7 +137,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
       ]);
     }
   }
-  return table(head, rows, 'lllrrrrrrrrrrrrrlr');
+  return table(head, rows, 'lllrrrrrrrrrrrrrrlr');
 }
 
 /**
@@ -177,6 +181,15 @@ export function evaluateTargets(scenarios: readonly Scenario[], results: Results
   share('token-soap12', 0.7, 'GetTokenDevice SOAP 1.2');
   share('token-get', 0.8, 'GetTokenDevice HTTP GET');
   share('token-post', 0.8, 'GetTokenDevice HTTP POST');
+  // What the access log costs: ours as shipped against ours with LOG_LEVEL=silent, same run.
+  for (const id of ['token-soap11', 'token-soap12', 'token-get', 'token-post', 'school-soap11', 'school-get']) {
+    const ours = get(id, 'ours');
+    const silent = get(id, 'ours-silent');
+    const title = scenarios.find((x) => x.id === id);
+    if (ours === undefined || silent === undefined || title === undefined) continue;
+    const r = ours.rps / silent.rps;
+    out.push({ name: `${title.title} ${title.binding}: req/s with the access log vs silent`, measured: pct(r), goal: '≥ 90%', met: r >= 0.9 });
+  }
   const bigOurs = get('school1000-soap11', 'ours');
   const bigPeer = get('school1000-soap11', 'node-soap');
   if (bigOurs !== undefined && bigPeer !== undefined) {

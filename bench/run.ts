@@ -12,7 +12,12 @@
  * growth check), BENCH_EXPECT_BODY=1 (the load generator compares every answer of ours and the
  * ceiling), BENCH_LOAD=wrk|autocannon (force one), BENCH_NICE=-10 (run servers and load
  * generator at that priority on a shared machine), BENCH_OUT=file (default bench/RESULTS.md; a
- * quick run writes to its temp dir).
+ * quick run writes to its temp dir), BENCH_SILENT=0 (skip the comparison run of ours with
+ * LOG_LEVEL=silent), BENCH_DATABASE_URL=postgres://… (every server on that database instead of a
+ * SQLite file; its data is replaced).
+ *
+ * Ours runs with the defaults of `npm start` (logging at info to stdout, a file here): the
+ * figures are what users get. Settings in the environment (SIS_LOG_SUCCESS_SAMPLE, …) reach it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,6 +57,8 @@ interface Options {
   readonly only: RegExp | null;
   readonly growth: boolean;
   readonly expectBody: boolean;
+  /** Also run ours with LOG_LEVEL=silent beside the defaults (BENCH_SILENT=0: not). */
+  readonly silent: boolean;
   readonly generator: LoadGenerator;
   readonly out: string | null;
 }
@@ -77,6 +84,7 @@ function options(env: NodeJS.ProcessEnv): Options {
     only: env['BENCH_ONLY'] ? new RegExp(env['BENCH_ONLY']) : null,
     growth: env['BENCH_GROWTH'] !== '0',
     expectBody: env['BENCH_EXPECT_BODY'] === '1',
+    silent: env['BENCH_SILENT'] !== '0',
     generator,
     out: env['BENCH_OUT'] ?? (quick ? null : join(REPO_ROOT, 'bench', 'RESULTS.md')),
   };
@@ -135,22 +143,23 @@ async function main(): Promise<void> {
   const results = new Map<string, Map<TargetName, Summary>>();
   let growth: GrowthRecord[] = [];
   try {
-    const ours = await startOurs(core.server, mainDb);
+    const ours = await startOurs(core.server, mainDb, join(work, 'ours.log'));
     servers.set('ours', ours);
+    if (opts.silent) servers.set('ours-silent', await startOurs(core.server, mainDb, join(work, 'ours-silent.log'), { silent: true }));
     await fetchWsdl(ours, join(work, 'wsdl'));
     servers.set('node-soap', await startPeer(core.server, mainDb, join(work, 'wsdl')));
     servers.set('ceiling', await startCeiling(core.server, scenarios, work));
 
     // Correctness first: a wrong answer stops the benchmark before anything is timed.
-    for (const s of scenarios) for (const t of targetsOf(s)) await checkOnce(s, t, servers.get(t)!.base);
+    for (const s of scenarios) for (const t of targetsOf(s, opts.silent)) await checkOnce(s, t, servers.get(t)!.base);
     say(`Answers checked: ${scenarios.length} scenarios, every target`);
 
     const runs = new Map<string, RunRecord[]>();
-    const total = opts.rounds * scenarios.reduce((n, s) => n + targetsOf(s).length, 0);
+    const total = opts.rounds * scenarios.reduce((n, s) => n + targetsOf(s, opts.silent).length, 0);
     let done = 0;
     for (let round = 0; round < opts.rounds; round++) {
       for (const [i, s] of scenarios.entries()) {
-        const targets = targetsOf(s);
+        const targets = targetsOf(s, opts.silent);
         const shift = (round + i) % targets.length;
         const order = [...targets.slice(shift), ...targets.slice(0, shift)];
         for (const t of order) {
@@ -167,11 +176,11 @@ async function main(): Promise<void> {
       }
     }
     // And after: load must not have changed an answer.
-    for (const s of scenarios) for (const t of targetsOf(s)) await checkOnce(s, t, servers.get(t)!.base);
+    for (const s of scenarios) for (const t of targetsOf(s, opts.silent)) await checkOnce(s, t, servers.get(t)!.base);
 
     for (const s of scenarios) {
       const byTarget = new Map<TargetName, Summary>();
-      for (const t of targetsOf(s)) byTarget.set(t, summarize(runs.get(`${s.id}\u0000${t}`) ?? []));
+      for (const t of targetsOf(s, opts.silent)) byTarget.set(t, summarize(runs.get(`${s.id}\u0000${t}`) ?? []));
       results.set(s.id, byTarget);
     }
   } finally {
@@ -183,9 +192,9 @@ async function main(): Promise<void> {
   const load1 = loadavg();
   const seconds = (Date.now() - t0) / 1000;
   const targets = evaluateTargets(scenarios, results, growth);
-  const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_QUICK', 'BENCH_ONLY', 'BENCH_GROWTH', 'BENCH_EXPECT_BODY', 'BENCH_LOAD', 'BENCH_NICE']
+  const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_QUICK', 'BENCH_ONLY', 'BENCH_GROWTH', 'BENCH_EXPECT_BODY', 'BENCH_LOAD', 'BENCH_NICE', 'BENCH_SILENT', 'BENCH_DATABASE_URL', 'SIS_LOG_SUCCESS_SAMPLE', 'SIS_ANSWER_CACHE_BYTES']
     .filter((k) => process.env[k] !== undefined)
-    .map((k) => `${k}=${process.env[k]}`);
+    .map((k) => `${k}=${(process.env[k] ?? '').replace(/\/\/[^@/]*@/, '//***@')}`);
   const report = [
     `## Run of ${startedAt.toISOString()}`,
     '',
@@ -291,7 +300,7 @@ async function growthCheck(opts: Options, serverCore: string | null, work: strin
   for (const n of sizes) {
     const s = growthScenario(data, n);
     for (const target of ['ours', 'node-soap'] as const) {
-      const server = target === 'ours' ? await startOurs(serverCore, db) : await startPeer(serverCore, db, join(work, 'wsdl'));
+      const server = target === 'ours' ? await startOurs(serverCore, db, join(work, 'growth.log')) : await startPeer(serverCore, db, join(work, 'wsdl'));
       const idleRss = memoryOf(server.child.pid)?.rss ?? NaN;
       const count = opts.quick ? 1 : n >= 100_000 ? 3 : 5;
       const times: number[] = [];

@@ -138,8 +138,15 @@ const soap11Headers = (op: string): Record<string, string> => ({
 const SOAP12_HEADERS = { 'Content-Type': 'application/soap+xml; charset=utf-8' };
 const TEXT_XML = 'text/xml; charset=utf-8';
 
-export type TargetName = 'ceiling' | 'node-soap' | 'ours';
-export const TARGETS: readonly TargetName[] = ['ceiling', 'node-soap', 'ours'];
+/**
+ * `ours` runs as `npm start` does (logging at info, JSON lines to stdout, here a file);
+ * `ours-silent` is the same with LOG_LEVEL=silent, for what the access log costs.
+ */
+export type TargetName = 'ceiling' | 'node-soap' | 'ours' | 'ours-silent';
+export const TARGETS: readonly TargetName[] = ['ceiling', 'node-soap', 'ours', 'ours-silent'];
+
+/** Ours in either configuration: the same answers, the same paths. */
+export const isOurs = (t: TargetName): boolean => t === 'ours' || t === 'ours-silent';
 
 export interface BenchRequest {
   readonly method: 'GET' | 'POST';
@@ -288,8 +295,8 @@ export function scenarios(dataset: Dataset): Scenario[] {
 }
 
 /** The targets a scenario runs against: node-soap only where it serves the binding. */
-export function targetsOf(s: Scenario): TargetName[] {
-  return TARGETS.filter((t) => t !== 'node-soap' || s.peerPath !== undefined);
+export function targetsOf(s: Scenario, withSilent = true): TargetName[] {
+  return TARGETS.filter((t) => (t !== 'node-soap' || s.peerPath !== undefined) && (t !== 'ours-silent' || withSilent));
 }
 
 /** Each target's path: ours is ASMX's; the ceiling keys its fixed answers by scenario. */

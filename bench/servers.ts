@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FixedAnswer } from './ceiling-server.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from './processes.js';
@@ -16,7 +16,8 @@ export interface Server {
   readonly base: string;
 }
 
-const dbUrl = (file: string): string => `sqlite:${file}`;
+/** A SQLite file of the run's, or the database named by BENCH_DATABASE_URL (PostgreSQL) for every server. */
+const dbUrl = (file: string): string => process.env['BENCH_DATABASE_URL'] ?? `sqlite:${file}`;
 
 /** Loads a dataset into a fresh SQLite file with our own import command. */
 export async function importDataset(datasetFile: string, dbFile: string): Promise<void> {
@@ -27,25 +28,39 @@ export async function importDataset(datasetFile: string, dbFile: string): Promis
   });
 }
 
-/** Our service, started as operators do: `sis serve`, configured by the environment. */
-export async function startOurs(core: string | null, dbFile: string, nodeFlags: readonly string[] = []): Promise<Server> {
+/**
+ * Our service, started as `npm start` starts it: `sis serve` with its defaults, logging at info,
+ * one JSON line per request to stdout, which is a file here (`logFile`, as a supervisor gives
+ * it); only what a benchmark must set is set (port, database, no demo data, no hourly limit).
+ * `silent` adds LOG_LEVEL=silent, for what the access log costs.
+ */
+export async function startOurs(
+  core: string | null,
+  dbFile: string,
+  logFile: string,
+  options: { silent?: boolean; nodeFlags?: readonly string[] } = {},
+): Promise<Server> {
   const port = await freePort();
-  const child = startChild('ours', nodeCommand(core, [...nodeFlags, CLI, 'serve']), {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     SIS_DATABASE_URL: dbUrl(dbFile),
     PORT: String(port),
     HOST: '127.0.0.1',
     SIS_DEMO_DATA: 'false',
-    LOG_LEVEL: 'silent',
     SIS_WORKERS: '1',
     // Stopping between runs need not wait for idle keep-alive connections.
     SIS_SHUTDOWN_GRACE_MS: '0',
     // The AuthCode scenario sends one phone thousands of times: no per-phone hourly limit here.
     SIS_AUTH_CODES_PER_HOUR: '0',
-  });
+  };
+  if (options.silent === true) env['LOG_LEVEL'] = 'silent';
+  const fd = openSync(logFile, 'a');
+  const target = options.silent === true ? 'ours-silent' : 'ours';
+  const child = startChild(target, nodeCommand(core, [...(options.nodeFlags ?? []), CLI, 'serve']), env, fd);
+  closeSync(fd);
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`);
-  return { target: 'ours', child, base };
+  return { target, child, base };
 }
 
 /** Fetches our WSDL documents, which node-soap then serves. */

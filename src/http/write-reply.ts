@@ -31,7 +31,7 @@ const DEFAULT_STALL_MS = 30_000;
  * Writes a Reply with ASMX's transport rules: Content-Length (never chunked) and Cache-Control
  * `private` or `private, max-age=0`. A string body is handed to node:http as a string: node then
  * sends head and body in one write, where a Buffer body costs a writev. The one exception is a
- * streamed body (README, decision 17: long lists are streamed): chunked to HTTP/1.1 clients,
+ * streamed body (docs/decisions.md, decision 17: long lists are streamed): chunked to HTTP/1.1 clients,
  * written as it is read, after this function has returned.
  */
 export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtras): void {

@@ -17,7 +17,7 @@ import { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../ops/ops-endpoints.js';
-import { createRateLimiter } from '../ops/rate-limit.js';
+import { createRateLimiter } from '../ops/rate-limiter-factory.js';
 import { parseDatabaseUrl } from '../store/database-url.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { BackgroundStore } from '../store/background-store.js';

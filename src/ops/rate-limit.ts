@@ -4,7 +4,6 @@
  * A Redis that cannot be reached lets requests through: the limit protects the service, it must
  * not become the reason it is down.
  */
-import type { Logger } from '../http/logger.js';
 import type { RateLimit } from './parse-settings.js';
 
 export interface RateDecision {
@@ -48,13 +47,4 @@ export class MemoryRateLimiter implements RateLimiter {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
   }
-}
-
-export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, log: Logger): Promise<RateLimiter> {
-  if (redisUrl === null) return new MemoryRateLimiter(rule);
-  // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
-  const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, log);
-  await limiter.start();
-  return limiter;
 }

@@ -3,39 +3,9 @@ import type { SaxesTagNS } from 'saxes';
 import { XmlReadError } from '../errors/errors.js';
 import { scanEnvelope } from './envelope-scanner.js';
 import { XSI_NS } from './namespaces.js';
+import type { Envelope, EnvelopeLimits, ParamText } from './envelope.js';
 
-/** The text of one child of the operation element, with what ASMX's reader would need of it. */
-export interface ParamText {
-  readonly text: string;
-  /** `xsi:nil="true"` was set (a string reads as "", a char fails). */
-  readonly nil: boolean;
-  /** The element had element children (ASMX's ReadElementString fails on it). */
-  readonly complex: boolean;
-  /** Line and column (1-based, UTF-16 units) of the node after the element, as .NET reports. */
-  readonly after: { readonly line: number; readonly column: number };
-}
-
-/** What one pass over a SOAP request tells the protocol; nothing here decides an answer. */
-export interface Envelope {
-  /** Namespace and local name of the root element; null when the document has no root. */
-  readonly root: { readonly ns: string; readonly local: string } | null;
-  /**
-   * The first element inside Body: undefined when no Body was found, null when it is empty.
-   * Body is looked up in the root's own namespace, as ASMX does while routing.
-   */
-  readonly bodyElement: { readonly ns: string; readonly local: string } | null | undefined;
-  /** Local name of the first header marked mustUnderstand ("1" or "true"), if any. */
-  readonly mustUnderstand: string | null;
-  /** Children of the first body element in `paramNamespace`, by local name; the first wins. */
-  readonly params: ReadonlyMap<string, ParamText>;
-  readonly error: XmlReadError | null;
-}
-
-export interface EnvelopeLimits {
-  readonly maxDepth: number;
-  readonly maxAttributes: number;
-  readonly maxParams: number;
-}
+export type { Envelope, EnvelopeLimits, ParamText } from './envelope.js';
 
 /** Where a pending ParamText waits for the next node to know its `after` position. */
 interface Pending {
@@ -58,118 +28,129 @@ export function readEnvelope(xml: string, paramNamespace: string, limits: Envelo
 
 /** The complete reader: any document, every error with .NET's wording where we know it. */
 export function readEnvelopeFully(xml: string, paramNamespace: string, limits: EnvelopeLimits): Envelope {
-  const parser = new SaxesParser({ xmlns: true, position: true });
-  let root: Envelope['root'] = null;
-  let bodyElement: Envelope['bodyElement'];
-  let mustUnderstand: string | null = null;
-  const params = new Map<string, ParamText>();
+  return new FullReader(paramNamespace, limits).read(xml);
+}
 
-  let depth = 0;
-  let attributes = 0;
-  let inHeader = false;
-  let inBody = false;
-  let opDepth = 0; // depth of the first body element, 0 when not inside one
-  let current: Pending | null = null; // the param element being read
-  let pending: Pending | null = null; // a finished param waiting for the next node's position
-  let envNs = '';
+const DTD_PROHIBITED =
+  'For security reasons DTD is prohibited in this XML document. To enable DTD processing set the DtdProcessing property on XmlReaderSettings to Parse and pass the settings to XmlReader.Create method.';
 
-  const settle = (offset: number): void => {
-    if (pending === null) return;
-    const p = pending;
-    pending = null;
-    if (!params.has(p.local) && params.size < limits.maxParams) {
-      params.set(p.local, {
-        text: p.text,
-        nil: p.nil,
-        complex: p.complex,
-        after: { line: p.line, column: p.column + offset },
-      });
-    }
-  };
-  const fail = (message: string): never => {
-    throw new XmlReadError(message, bodyElement === undefined);
-  };
+/** One pass of saxes over one document; the fields are what has been seen so far. */
+class FullReader {
+  readonly #parser = new SaxesParser({ xmlns: true, position: true });
+  #root: Envelope['root'] = null;
+  #bodyElement: Envelope['bodyElement'];
+  #mustUnderstand: string | null = null;
+  readonly #params = new Map<string, ParamText>();
+  #depth = 0;
+  #attributes = 0;
+  #inHeader = false;
+  #inBody = false;
+  /** Depth of the first body element, 0 before it, -1 after it (only it carries parameters). */
+  #opDepth = 0;
+  /** The param element being read. */
+  #current: Pending | null = null;
+  /** A finished param waiting for the next node's position. */
+  #pending: Pending | null = null;
+  #envNs = '';
 
-  parser.on('error', (err) => {
-    throw err;
-  });
-  parser.on('doctype', () =>
-    fail(
-      'For security reasons DTD is prohibited in this XML document. To enable DTD processing set the DtdProcessing property on XmlReaderSettings to Parse and pass the settings to XmlReader.Create method.',
-    ),
-  );
-  parser.on('opentagstart', () => {
-    settle(1);
-    attributes = 0;
-    if (++depth > limits.maxDepth) fail(`The XML document nests elements deeper than ${limits.maxDepth} levels.`);
-  });
-  parser.on('attribute', () => {
-    if (++attributes > limits.maxAttributes) {
-      fail(`An element has more than ${limits.maxAttributes} attributes.`);
-    }
-  });
-  parser.on('opentag', (tag: SaxesTagNS) => {
-    const ns = tag.uri;
-    if (depth === 1) {
-      root = { ns, local: tag.local };
-      envNs = ns;
-    } else if (depth === 2) {
-      inHeader = ns === envNs && tag.local === 'Header' && bodyElement === undefined;
-      if (ns === envNs && tag.local === 'Body' && bodyElement === undefined) {
-        inBody = true;
-        bodyElement = null;
-      }
-    } else if (depth === 3 && inHeader && mustUnderstand === null) {
-      const mu = findAttr(tag, envNs, 'mustUnderstand');
-      if (mu !== undefined && (mu.value.trim() === '1' || mu.value.trim() === 'true')) {
-        mustUnderstand = tag.local;
-      }
-    } else if (depth === 3 && inBody && bodyElement === null && opDepth === 0) {
-      bodyElement = { ns, local: tag.local };
-      opDepth = depth;
-    } else if (opDepth > 0 && depth === opDepth + 1 && ns === paramNamespace) {
-      const nilAttr = findAttr(tag, XSI_NS, 'nil');
-      const nil = nilAttr !== undefined && (nilAttr.value.trim() === 'true' || nilAttr.value.trim() === '1');
-      current = { local: tag.local, text: '', nil, complex: false, line: 0, column: 0 };
-    } else if (current !== null && depth > opDepth + 1) {
-      current.complex = true;
-    }
-  });
-  const onText = (text: string): void => {
-    settle(0);
-    if (current !== null && depth === opDepth + 1) current.text += text;
-  };
-  parser.on('text', onText);
-  parser.on('cdata', onText);
-  parser.on('closetag', (tag: SaxesTagNS) => {
-    settle(2);
-    if (current !== null && depth === opDepth + 1 && tag.uri === paramNamespace && tag.local === current.local) {
-      current.line = parser.line;
-      current.column = parser.column + 1;
-      pending = current;
-      current = null;
-    }
-    if (depth === opDepth) opDepth = -1; // only the first body element carries parameters
-    if (depth === 2) {
-      if (inBody) inBody = false;
-      inHeader = false;
-    }
-    depth--;
-  });
-
-  try {
-    if (xml.trim() === '') fail('Root element is missing.');
-    parser.write(xml).close();
-    settle(0);
-    if (root === null) fail('Root element is missing.');
-  } catch (err) {
-    const error =
-      err instanceof XmlReadError
-        ? err
-        : new XmlReadError(xmlMessage(err, xml, parser, root === null), bodyElement === undefined);
-    return { root, bodyElement, mustUnderstand, params, error };
+  constructor(
+    private readonly paramNamespace: string,
+    private readonly limits: EnvelopeLimits,
+  ) {
+    const parser = this.#parser;
+    parser.on('error', (err) => {
+      throw err;
+    });
+    parser.on('doctype', () => this.fail(DTD_PROHIBITED));
+    parser.on('opentagstart', () => {
+      this.settle(1);
+      this.#attributes = 0;
+      if (++this.#depth > limits.maxDepth) this.fail(`The XML document nests elements deeper than ${limits.maxDepth} levels.`);
+    });
+    parser.on('attribute', () => {
+      if (++this.#attributes > limits.maxAttributes) this.fail(`An element has more than ${limits.maxAttributes} attributes.`);
+    });
+    parser.on('opentag', (tag) => this.openTag(tag));
+    parser.on('text', (text) => this.text(text));
+    parser.on('cdata', (text) => this.text(text));
+    parser.on('closetag', (tag) => this.closeTag(tag));
   }
-  return { root, bodyElement, mustUnderstand, params, error: null };
+
+  read(xml: string): Envelope {
+    let error: XmlReadError | null = null;
+    try {
+      if (xml.trim() === '') this.fail('Root element is missing.');
+      this.#parser.write(xml).close();
+      this.settle(0);
+      if (this.#root === null) this.fail('Root element is missing.');
+    } catch (err) {
+      error = err instanceof XmlReadError ? err : new XmlReadError(xmlMessage(err, xml, this.#parser, this.#root === null), this.#bodyElement === undefined);
+    }
+    return { root: this.#root, bodyElement: this.#bodyElement, mustUnderstand: this.#mustUnderstand, params: this.#params, error };
+  }
+
+  private fail(message: string): never {
+    throw new XmlReadError(message, this.#bodyElement === undefined);
+  }
+
+  /** Records the pending param now that the next node's position (plus `offset`) is known. */
+  private settle(offset: number): void {
+    const p = this.#pending;
+    if (p === null) return;
+    this.#pending = null;
+    if (!this.#params.has(p.local) && this.#params.size < this.limits.maxParams) {
+      this.#params.set(p.local, { text: p.text, nil: p.nil, complex: p.complex, after: { line: p.line, column: p.column + offset } });
+    }
+  }
+
+  private openTag(tag: SaxesTagNS): void {
+    const ns = tag.uri;
+    const depth = this.#depth;
+    if (depth === 1) {
+      this.#root = { ns, local: tag.local };
+      this.#envNs = ns;
+    } else if (depth === 2) {
+      this.#inHeader = ns === this.#envNs && tag.local === 'Header' && this.#bodyElement === undefined;
+      if (ns === this.#envNs && tag.local === 'Body' && this.#bodyElement === undefined) {
+        this.#inBody = true;
+        this.#bodyElement = null;
+      }
+    } else if (depth === 3 && this.#inHeader && this.#mustUnderstand === null) {
+      const mu = findAttr(tag, this.#envNs, 'mustUnderstand')?.value.trim();
+      if (mu === '1' || mu === 'true') this.#mustUnderstand = tag.local;
+    } else if (depth === 3 && this.#inBody && this.#bodyElement === null && this.#opDepth === 0) {
+      this.#bodyElement = { ns, local: tag.local };
+      this.#opDepth = depth;
+    } else if (this.#opDepth > 0 && depth === this.#opDepth + 1 && ns === this.paramNamespace) {
+      const nil = findAttr(tag, XSI_NS, 'nil')?.value.trim();
+      this.#current = { local: tag.local, text: '', nil: nil === 'true' || nil === '1', complex: false, line: 0, column: 0 };
+    } else if (this.#current !== null && depth > this.#opDepth + 1) {
+      this.#current.complex = true;
+    }
+  }
+
+  private text(text: string): void {
+    this.settle(0);
+    if (this.#current !== null && this.#depth === this.#opDepth + 1) this.#current.text += text;
+  }
+
+  private closeTag(tag: SaxesTagNS): void {
+    this.settle(2);
+    const current = this.#current;
+    const depth = this.#depth;
+    if (current !== null && depth === this.#opDepth + 1 && tag.uri === this.paramNamespace && tag.local === current.local) {
+      current.line = this.#parser.line;
+      current.column = this.#parser.column + 1;
+      this.#pending = current;
+      this.#current = null;
+    }
+    if (depth === this.#opDepth) this.#opDepth = -1;
+    if (depth === 2) {
+      this.#inBody = false;
+      this.#inHeader = false;
+    }
+    this.#depth--;
+  }
 }
 
 function findAttr(tag: SaxesTagNS, uri: string, local: string): SaxesTagNS['attributes'][string] | undefined {

@@ -1,4 +1,4 @@
-import type { Envelope, ParamText } from './envelope-reader.js';
+import type { Envelope, ParamText } from './envelope.js';
 
 /**
  * A fast path for the envelopes real clients send: declaration, Envelope, optional whitespace,

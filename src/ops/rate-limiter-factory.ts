@@ -1,0 +1,18 @@
+/**
+ * The rate limiter a configuration asks for: in memory for one process, in Redis when instances
+ * share a limit. Apart from rate-limit.ts so that the Redis limiter, which builds on it, is not
+ * imported back by it.
+ */
+import type { Logger } from '../http/logger.js';
+import type { RateLimit } from './parse-settings.js';
+import { MemoryRateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, log: Logger): Promise<RateLimiter> {
+  if (redisUrl === null) return new MemoryRateLimiter(rule);
+  // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
+  const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
+  const limiter = new RedisRateLimiter(redisUrl, rule, log);
+  await limiter.start();
+  return limiter;
+}

@@ -10,9 +10,11 @@ import { readHttpGet, readHttpPost } from './http-get-post.js';
 import { httpErrorReply, httpReply, pageReply, soapErrorReply, soapReply } from './replies.js';
 import { buildRouteTable } from './service-routes.js';
 import type { ServiceRoutes } from './service-routes.js';
+import type { RequestTarget } from './request-target.js';
 import { readSoap } from './soap.js';
 import type { SoapRequest } from './soap.js';
-import { SOAP11, SOAP12 } from './soap-version.js';
+import { guessVersion } from './soap-version.js';
+import { parseMediaType } from './content-type.js';
 import type { BindingName, Call, Reply } from './types.js';
 
 /** What dispatch needs of an HTTP request; the HTTP layer provides it. */
@@ -20,6 +22,8 @@ export interface Exchange {
   readonly method: string;
   /** The request target as sent: path and query, still percent-encoded. */
   readonly url: string;
+  /** The same, parsed once for everyone (null: it names no service file under the base path). */
+  readonly target: RequestTarget | null;
   header(name: string): string | undefined;
   /** The whole body; rejects with RequestTooLargeError past the configured limit. */
   readBody(): Promise<Buffer>;
@@ -80,19 +84,12 @@ export class Dispatcher {
   }
 
   private route(ex: Exchange): Outcome | Promise<Outcome> {
-    const q = ex.url.indexOf('?');
-    const rawPath = q < 0 ? ex.url : ex.url.slice(0, q);
-    const query = q < 0 ? '' : ex.url.slice(q + 1);
-    const path = safeDecodePath(rawPath);
-    const base = this.config.basePath;
-    if (path === null || !path.startsWith(base)) return { reply: pageReply(notFound()) };
-    const match = /^([^/]+)\.asmx(?:\/(.*))?$/is.exec(path.slice(base.length));
-    const routes = match === null ? undefined : this.routes.get(match[1]!.toLowerCase());
-    if (match === null || routes === undefined) return { reply: pageReply(notFound()) };
+    const target = ex.target;
+    const routes = target === null ? undefined : this.routes.get(target.serviceKey);
+    if (target === null || routes === undefined) return { reply: pageReply(notFound()) };
     const service = routes.service.name;
-    const opPath = match[2];
-    if (opPath === undefined) return this.serviceEndpoint(ex, routes, service, query);
-    return this.operationEndpoint(ex, routes, service, opPath, query);
+    if (target.opPath === undefined) return this.serviceEndpoint(ex, routes, service, target.query);
+    return this.operationEndpoint(ex, routes, service, target.opPath, target.query);
   }
 
   /** `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise. */
@@ -124,7 +121,7 @@ export class Dispatcher {
       (body) => this.soapCall(routes, service, { contentType, soapAction, body }),
       (err: unknown) => {
         if (!(err instanceof ServiceError)) throw err;
-        const guess = soapAction === undefined || /^\s*application\/soap\+xml/i.test(contentType ?? '') ? SOAP12 : SOAP11;
+        const guess = guessVersion(soapAction, parseMediaType(contentType));
         return { service, binding: guess.binding, reply: soapErrorReply(guess, err) };
       },
     );
@@ -268,13 +265,4 @@ function unknownMethod(routes: ServiceRoutes, name: string): HttpBindingError {
     );
   }
   return new HttpBindingError(`${escapeHtml(name)} Web Service method name is not valid.`);
-}
-
-function safeDecodePath(raw: string): string | null {
-  if (!raw.includes('%')) return raw;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return null;
-  }
 }

@@ -1,5 +1,5 @@
 import { HttpBindingError } from '../errors/errors.js';
-import { parseMediaType } from '../http/content-type.js';
+import { parseMediaType } from './content-type.js';
 import type { Operation } from '../operations/index.js';
 import { escapeHtml } from '../xml/escape.js';
 import { bindHttpArgs, readUrlEncoded } from './http-params.js';

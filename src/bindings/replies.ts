@@ -16,11 +16,12 @@ import { XML_DECLARATION } from '../xml/namespaces.js';
 import type { ResultWriter } from '../xml/result-writer.js';
 import type { ResultValue } from '../contract/types.js';
 import type { SoapVersion } from './soap-version.js';
-import type { Reply } from './types.js';
+import type { Refusal, Reply } from './types.js';
 
 /**
- * Results and errors into replies, one function per binding family. These are the only places
- * that decide status codes and content types.
+ * Results and errors into replies, one function per binding family, and the answers given before
+ * any binding is chosen (refusals, a failure of our own, requests node:http could not parse).
+ * These are the only places that decide status codes and content types.
  */
 
 export function soapReply(version: SoapVersion, writer: ResultWriter, value: ResultValue): Reply {
@@ -94,4 +95,39 @@ export function pageReply(err: PageError): Reply {
 </html>
 `;
   return { status: err.status, contentType: 'text/html; charset=utf-8', body, invoked: false };
+}
+
+const TEXT_PLAIN = 'text/plain; charset=utf-8';
+
+/** A refusal before dispatch; the body was not read. */
+export function refusalReply(refusal: Refusal): Reply {
+  switch (refusal.reason) {
+    case 'address':
+      return { status: 403, contentType: TEXT_PLAIN, body: 'Forbidden: this client address is not allowed.\r\n', invoked: false };
+    case 'key':
+      return {
+        status: 401,
+        contentType: TEXT_PLAIN,
+        body: 'Unauthorized: a valid API key is required (X-Api-Key header or HTTP Basic password).\r\n',
+        invoked: false,
+        headers: [['WWW-Authenticate', `Basic realm="${refusal.realm}", charset="UTF-8"`]],
+      };
+    case 'rate': {
+      const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
+      return { status: 429, contentType: TEXT_PLAIN, body: 'Too Many Requests: slow down and retry later.\r\n', invoked: false, headers: [['Retry-After', String(seconds)]] };
+    }
+  }
+}
+
+/** A failure of ours outside any operation: safe words only, the cause goes to the log. */
+export const INTERNAL_ERROR: Reply = { status: 500, contentType: TEXT_PLAIN, body: 'An internal error occurred.\r\n', invoked: false };
+
+/**
+ * The whole raw answer to a request node:http could not parse (no request object exists, so no
+ * Reply): 431 for oversized headers, 408 when the request did not arrive in time, else 400.
+ */
+export function unparsableRequestAnswer(errorCode: string | undefined): string {
+  const status = errorCode === 'HPE_HEADER_OVERFLOW' ? 431 : errorCode === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const text = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  return `HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
 }

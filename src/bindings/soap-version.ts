@@ -1,4 +1,5 @@
 import type { FaultCode } from '../errors/errors.js';
+import type { MediaType } from './content-type.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS, XML_DECLARATION, XSD_NS, XSI_NS } from '../xml/namespaces.js';
 
@@ -60,4 +61,13 @@ export const SOAP12: SoapVersion = {
 /** The version an envelope namespace names, or undefined for an unknown one (VersionMismatch). */
 export function versionOfNamespace(ns: string): SoapVersion | undefined {
   return ns === SOAP11_ENVELOPE_NS ? SOAP11 : ns === SOAP12_ENVELOPE_NS ? SOAP12 : undefined;
+}
+
+/**
+ * ASMX's first guess, before the envelope is read: SOAP 1.2 when the request has no SOAPAction
+ * header or comes as application/soap+xml, else 1.1. Errors met before the envelope settles the
+ * version (an unreadable body, a bad route) are answered in this one.
+ */
+export function guessVersion(soapAction: string | undefined, media: MediaType): SoapVersion {
+  return soapAction === undefined || media.base === 'application/soap+xml' ? SOAP12 : SOAP11;
 }

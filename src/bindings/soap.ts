@@ -1,13 +1,13 @@
 import { SoapFaultError, UNABLE_TO_PROCESS, UNABLE_TO_READ, UnsupportedMediaTypeError, XmlReadError } from '../errors/errors.js';
 import type { ServiceError } from '../errors/errors.js';
-import { parseMediaType } from '../http/content-type.js';
+import { parseMediaType } from './content-type.js';
 import type { Operation } from '../operations/index.js';
 import { decodeXml } from '../xml/decode.js';
 import { readEnvelope } from '../xml/envelope-reader.js';
 import type { Envelope, EnvelopeLimits } from '../xml/envelope-reader.js';
 import type { ServiceRoutes } from './service-routes.js';
 import { bindSoapArgs } from './soap-args.js';
-import { SOAP11, SOAP12, versionOfNamespace } from './soap-version.js';
+import { SOAP11, guessVersion, versionOfNamespace } from './soap-version.js';
 import type { SoapVersion } from './soap-version.js';
 import type { Call } from './types.js';
 
@@ -38,7 +38,7 @@ const MISSING_BODY = 'The SOAP Envelope has no Body element.';
  */
 export function readSoap(routes: ServiceRoutes, req: SoapRequest, limits: EnvelopeLimits): SoapRead {
   const media = parseMediaType(req.contentType);
-  const guess = req.soapAction === undefined || media.base === 'application/soap+xml' ? SOAP12 : SOAP11;
+  const guess = guessVersion(req.soapAction, media);
 
   let envelope: Envelope;
   try {

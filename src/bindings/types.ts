@@ -31,3 +31,12 @@ export interface Reply {
 export function emptyArgs(): Record<string, ArgValue> {
   return Object.create(null) as Record<string, ArgValue>;
 }
+
+/**
+ * Why a request is refused before dispatch (access rules and rate limits decide that it is;
+ * replies.ts decides how it is answered: 403, 401 with the realm's challenge, 429).
+ */
+export type Refusal =
+  | { readonly reason: 'address' }
+  | { readonly reason: 'key'; readonly realm: string }
+  | { readonly reason: 'rate'; readonly retryAfterMs: number };

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Exchange } from '../bindings/dispatch.js';
+import { parseTarget } from '../bindings/request-target.js';
+import type { RequestTarget } from '../bindings/request-target.js';
 import type { Config } from '../config/config.js';
 import { readBody } from './body.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
@@ -27,6 +29,14 @@ export class HttpExchange implements Exchange {
     this.url = req.url ?? '/';
   }
 
+  #target: RequestTarget | null | undefined;
+
+  /** Parsed on first use: the ops endpoints never need it. */
+  get target(): RequestTarget | null {
+    if (this.#target === undefined) this.#target = parseTarget(this.url, this.config.basePath);
+    return this.#target;
+  }
+
   header(name: string): string | undefined {
     const v = this.req.headers[name];
     return Array.isArray(v) ? v.join(', ') : v;
@@ -41,7 +51,11 @@ export class HttpExchange implements Exchange {
   }
 
   /** Behind a trusted proxy the caller is the one X-Forwarded-For names, not the proxy. */
+  get clientAddress(): string {
+    return clientAddress(this.req, this.config);
+  }
+
   get isLocal(): boolean {
-    return isLocalAddress(clientAddress(this.req, this.config));
+    return isLocalAddress(this.clientAddress);
   }
 }

@@ -7,11 +7,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIPv4 } from 'node:net';
 import type { Config } from '../config/config.js';
 
-export interface Refusal {
-  readonly status: 401 | 403 | 429;
-  readonly headers: readonly (readonly [string, string])[];
-  readonly body: string;
-}
+import type { Refusal } from '../bindings/types.js';
+
+const ADDRESS_REFUSED: Refusal = { reason: 'address' };
 
 /** Service names (lower case) a rule applies to; null = every request. */
 type Scope = ReadonlySet<string> | null;
@@ -37,11 +35,7 @@ export class AccessControl {
       }
       this.allow = list;
     }
-    this.unauthorized = {
-      status: 401,
-      headers: [['WWW-Authenticate', `Basic realm="${config.authRealm}", charset="UTF-8"`]],
-      body: 'Unauthorized: a valid API key is required (X-Api-Key header or HTTP Basic password).\r\n',
-    };
+    this.unauthorized = { reason: 'key', realm: config.authRealm };
   }
 
   /** True when some rule is configured: otherwise the server skips the check entirely. */
@@ -49,13 +43,13 @@ export class AccessControl {
     return this.allow !== null || this.keys.length > 0;
   }
 
-  /** 403 when the allow-list applies to `service` (lower case, or null) and `address` is not on it. */
+  /** Refused when the allow-list applies to `service` (lower case, or null) and `address` is not on it. */
   checkAddress(service: string | null, address: string): Refusal | null {
     if (this.allow === null || !applies(this.allowScope, service) || this.allowed(address)) return null;
-    return { status: 403, headers: [], body: 'Forbidden: this client address is not allowed.\r\n' };
+    return ADDRESS_REFUSED;
   }
 
-  /** 401 when keys are required for `service` and the request brings none that matches. */
+  /** Refused when keys are required for `service` and the request brings none that matches. */
   checkKey(service: string | null, header: (name: string) => string | undefined): Refusal | null {
     if (this.keys.length === 0 || !applies(this.keyScope, service) || this.validKey(presentedKey(header))) return null;
     return this.unauthorized;

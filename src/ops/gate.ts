@@ -2,14 +2,21 @@
  * What runs before dispatch: the allow-list, the rate limit, then API keys (a guessed key counts
  * against the limit). A refusal is answered without reading the body or touching the database.
  */
-import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.js';
-import { clientAddress } from '../http/origin.js';
+import type { RequestTarget } from '../bindings/request-target.js';
+import type { Refusal } from '../bindings/types.js';
 import { AccessControl } from './access.js';
-import type { Refusal } from './access.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 
 export type { Refusal };
+
+/** What the gate needs of a request. */
+export interface GateRequest {
+  readonly target: RequestTarget | null;
+  /** The client's address (behind a trusted proxy, the one X-Forwarded-For names). */
+  readonly clientAddress: string;
+  header(name: string): string | undefined;
+}
 
 export class Gate {
   private readonly access: AccessControl;
@@ -17,7 +24,7 @@ export class Gate {
   private readonly names: ReadonlyMap<string, string>;
 
   constructor(
-    private readonly config: Config,
+    config: Config,
     private readonly limiter: RateLimiter | null,
     serviceNames: readonly string[],
   ) {
@@ -26,9 +33,8 @@ export class Gate {
   }
 
   /** The service file a request target names, as the service spells it, or null. */
-  serviceName(url: string): string | null {
-    const lower = serviceOf(url, this.config.basePath);
-    return lower === null ? null : (this.names.get(lower) ?? null);
+  serviceName(target: RequestTarget | null): string | null {
+    return target === null ? null : (this.names.get(target.serviceKey) ?? null);
   }
 
   /** False when nothing is configured: the server then skips the gate on its hot path. */
@@ -36,37 +42,19 @@ export class Gate {
     return this.access.enabled || this.limiter !== null;
   }
 
-  check(req: IncomingMessage, header: (name: string) => string | undefined): Refusal | null | Promise<Refusal | null> {
-    const address = clientAddress(req, this.config);
-    const service = this.serviceName(req.url ?? '/')?.toLowerCase() ?? null;
+  check(req: GateRequest): Refusal | null | Promise<Refusal | null> {
+    const address = req.clientAddress;
+    const service = req.target !== null && this.names.has(req.target.serviceKey) ? req.target.serviceKey : null;
     const denied = this.access.checkAddress(service, address);
     if (denied !== null) return denied;
+    const header = (name: string): string | undefined => req.header(name);
     if (this.limiter === null) return this.access.checkKey(service, header);
     const decision = this.limiter.hit(address);
-    const then = (d: RateDecision): Refusal | null => (d.allowed ? this.access.checkKey(service, header) : tooMany(d.retryAfterMs));
+    const then = (d: RateDecision): Refusal | null => (d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs });
     return decision instanceof Promise ? decision.then(then) : then(decision);
   }
 
   async close(): Promise<void> {
     await this.limiter?.close();
   }
-}
-
-function tooMany(retryAfterMs: number): Refusal {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return { status: 429, headers: [['Retry-After', String(seconds)]], body: 'Too Many Requests: slow down and retry later.\r\n' };
-}
-
-/** The service file a URL names, lower case, or null (the dispatcher decides the rest). */
-export function serviceOf(url: string, basePath: string): string | null {
-  const q = url.indexOf('?');
-  let path = q < 0 ? url : url.slice(0, q);
-  try {
-    path = decodeURIComponent(path);
-  } catch {
-    return null;
-  }
-  if (!path.startsWith(basePath)) return null;
-  const m = /^([^/]+)\.asmx(?:\/|$)/i.exec(path.slice(basePath.length));
-  return m === null ? null : m[1]!.toLowerCase();
 }

@@ -1,0 +1,33 @@
+/**
+ * The request target as ASMX reads it, parsed once per request for everyone who needs it (the
+ * access gate, the dispatcher, the log): the base path, then `<ServiceFile>.asmx`, matched
+ * case-insensitively (decision 2), then `/<Operation>` for HTTP GET and POST, and the query.
+ */
+export interface RequestTarget {
+  /** The service file named, lower case and without `.asmx`: the key of the route table. */
+  readonly serviceKey: string;
+  /** What follows `/X.asmx/`, percent-decoded; undefined for `/X.asmx` itself. */
+  readonly opPath: string | undefined;
+  /** The query string without its `?`, still percent-encoded. */
+  readonly query: string;
+}
+
+/** Null when the target names no `.asmx` file under the base path (or cannot be decoded). */
+export function parseTarget(url: string, basePath: string): RequestTarget | null {
+  const q = url.indexOf('?');
+  const path = decodePath(q < 0 ? url : url.slice(0, q));
+  if (path === null || !path.startsWith(basePath)) return null;
+  const match = /^([^/]+)\.asmx(?:\/(.*))?$/is.exec(path.slice(basePath.length));
+  if (match === null) return null;
+  return { serviceKey: match[1]!.toLowerCase(), opPath: match[2], query: q < 0 ? '' : url.slice(q + 1) };
+}
+
+/** Decoded only when there is something to decode (most targets have no `%`). */
+function decodePath(raw: string): string | null {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}

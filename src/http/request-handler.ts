@@ -1,0 +1,131 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config/config.js';
+import type { Dispatcher, Outcome } from '../bindings/dispatch.js';
+import { INTERNAL_ERROR, refusalReply } from '../bindings/replies.js';
+import type { Refusal } from '../bindings/types.js';
+import type { Gate } from '../ops/gate.js';
+import type { RequestMetrics } from '../ops/metrics.js';
+import { opsPath } from '../ops/ops-endpoints.js';
+import type { OpsEndpoints } from '../ops/ops-endpoints.js';
+import { isStreamed } from '../xml/chunked-text.js';
+import { HttpExchange } from './http-exchange.js';
+import type { Logger } from './logger.js';
+import { RequestLog } from './request-log.js';
+import { writeReply } from './write-reply.js';
+import type { ReplyEnd } from './write-reply.js';
+
+/** What the server shares with the shutdown: once draining, every answer closes its connection. */
+export interface ServerState {
+  draining: boolean;
+}
+
+/** The production parts around dispatch; each is optional so a bare server stays possible. */
+export interface ServerHooks {
+  readonly state?: ServerState;
+  readonly metrics?: RequestMetrics;
+  /** Access rules and rate limits, run before dispatch; null or disabled = skipped. */
+  readonly gate?: Gate | null;
+  readonly ops?: OpsEndpoints;
+}
+
+const SENT: ReplyEnd = { kind: 'sent' };
+
+/**
+ * One request's way through the service: the ops endpoints (health, metrics) answer for
+ * themselves; every other request passes the gate (when access rules or limits are set), is
+ * dispatched, and its Outcome written, counted and logged in `finish`, the one place every
+ * answered request passes.
+ */
+export class RequestHandler {
+  readonly #bootId = randomBytes(4).toString('hex');
+  #counter = 0;
+  readonly #state: ServerState;
+  readonly #gate: Gate | null;
+  readonly #workerPid: string | null;
+  readonly #requestLog: RequestLog;
+
+  constructor(
+    private readonly config: Config,
+    private readonly dispatcher: Dispatcher,
+    private readonly log: Logger,
+    private readonly hooks: ServerHooks = {},
+  ) {
+    this.#state = hooks.state ?? { draining: false };
+    this.#gate = hooks.gate?.enabled === true ? hooks.gate : null;
+    this.#workerPid = config.debugHeaders ? String(process.pid) : null;
+    this.#requestLog = new RequestLog(log, config.logSuccessSample);
+  }
+
+  /** The node:http 'request' listener (bound: pass it as it is). */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const ex = new HttpExchange(req, this.config, `${this.#bootId}-${(++this.#counter).toString(36)}`);
+    const { ops, metrics } = this.hooks;
+    if (ops !== undefined) {
+      const path = opsPath(ex.url);
+      if (path !== null) {
+        if (this.#state.draining) res.setHeader('Connection', 'close');
+        if (this.#workerPid !== null) res.setHeader('X-Sis-Worker-Pid', this.#workerPid);
+        void ops.answer(path, req, res, ex.requestId);
+        return;
+      }
+    }
+    if (metrics !== undefined) metrics.inFlight++;
+    const gate = this.#gate;
+    if (gate === null) return this.serve(ex, res);
+    const verdict = gate.check(ex);
+    if (verdict === null) return this.serve(ex, res);
+    if (!(verdict instanceof Promise)) return this.refuse(ex, res, gate, verdict);
+    verdict.then(
+      (refusal) => (refusal === null ? this.serve(ex, res) : this.refuse(ex, res, gate, refusal)),
+      (err: unknown) => {
+        this.log.error({ err, requestId: ex.requestId }, 'access check failed');
+        this.serve(ex, res);
+      },
+    );
+  };
+
+  private serve(ex: HttpExchange, res: ServerResponse): void {
+    this.dispatcher.dispatch(ex).then(
+      (outcome) => this.finish(ex, res, outcome, ex.bodyRefused),
+      (err: unknown) => {
+        this.log.error({ err, requestId: ex.requestId }, 'unexpected failure while answering');
+        this.finish(ex, res, { reply: INTERNAL_ERROR }, ex.bodyRefused);
+      },
+    );
+  }
+
+  private refuse(ex: HttpExchange, res: ServerResponse, gate: Gate, refusal: Refusal): void {
+    const service = gate.serviceName(ex.target);
+    // The body was not read: the connection cannot carry another request after this answer.
+    this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(ex));
+  }
+
+  /** Writes the outcome; once it is sent, counts and logs it. */
+  private finish(ex: HttpExchange, res: ServerResponse, outcome: Outcome, closeAfter: boolean): void {
+    const extras = { requestId: ex.requestId, workerPid: this.#workerPid, closeAfter: closeAfter || this.#state.draining };
+    if (isStreamed(outcome.reply.body)) {
+      // A streamed list ends later, and perhaps cut short: its time and fate are known only then.
+      writeReply(res, outcome.reply, { ...extras, onEnd: (end) => this.done(ex, outcome, end) });
+      return;
+    }
+    writeReply(res, outcome.reply, extras);
+    this.done(ex, outcome, SENT);
+  }
+
+  private done(ex: HttpExchange, outcome: Outcome, end: ReplyEnd): void {
+    const seconds = (performance.now() - ex.started) / 1000;
+    const { metrics } = this.hooks;
+    if (metrics !== undefined) {
+      metrics.inFlight--;
+      metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
+    }
+    this.#requestLog.write(ex, outcome, seconds, end);
+  }
+}
+
+function hasBody(ex: HttpExchange): boolean {
+  const length = ex.header('content-length');
+  return ex.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+}

@@ -4,11 +4,13 @@ import type { Registry } from 'prom-client';
 import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
+import { groupServices } from '../contract/define.js';
 import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../http/logger.js';
 import type { AuthCodePolicy } from '../operations/context.js';
-import { servicesFor } from '../operations/index.js';
+import { operationsFor } from '../operations/index.js';
+import type { Operation } from '../operations/index.js';
 import { CountedStore } from '../ops/counted-store.js';
 import { Drainer } from '../ops/drain.js';
 import { Gate } from '../ops/gate.js';
@@ -51,6 +53,11 @@ export interface AppOptions {
   readonly onFatal?: (err: unknown) => void;
   /** Given this process's registry, where /metrics comes from (a cluster worker asks its primary). */
   readonly metricsSource?: (registry: Registry) => () => Promise<MetricsText>;
+  /**
+   * The operations served, instead of those of SIS_RESULTS (tests: an operation added here is
+   * routed, described and listed with no other edit).
+   */
+  readonly operations?: readonly Operation[];
 }
 
 /**
@@ -61,7 +68,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const ownStore = options.store === undefined;
   const store = options.store ?? (await openOwnStore(config, log, options.onFatal));
   const counted = new CountedStore(store);
-  const services = servicesFor(config.results);
+  const services = groupServices(options.operations ?? operationsFor(config.results));
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(
       'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',

@@ -1,5 +1,6 @@
 /**
- * The one scenario every WSDL-generated client runs, and what it must report back.
+ * Running the one scenario every WSDL-generated client runs (its table, operation by operation,
+ * is in scenarios.ts) and checking what the client reports back.
  *
  * External clients (zeep, suds, gSOAP, JAX-WS) print one JSON object, `{ "<port>": PortReport }`,
  * and the TS test compares it here, so every client is held to the same values with the same
@@ -12,85 +13,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before } from 'node:test';
 import Database from 'better-sqlite3';
-import { services } from '../../src/operations/index.js';
-import type { Dataset } from '../../src/store/store.js';
+import { operations, operationsFor, services } from '../../src/operations/index.js';
 import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 import { callsExpected, callsSeen, failedExchanges, startRecordingProxy } from './recording-proxy.js';
 import type { RecordingProxy } from './recording-proxy.js';
-
-export const SCHOOL = 'http://school-a.example';
-export const KNOWN_ID = '1';
-export const KNOWN_TOKEN = 'tok-AAA-111';
-export const UNKNOWN_ID = 'no-such-device';
-export const SPECIAL_TOKEN_ID = 'esc';
-export const SPECIAL_TOKEN = 'a<b & c>"d" \'e\' éè علي 😀 ]]>';
-/** An id that itself needs escaping, so the client's request encoding is exercised too. */
-export const SPECIAL_ID = 'k&<é>"\'';
-export const SPECIAL_ID_TOKEN = 'tok-special-id';
-/**
- * The phone every AuthCode call sends, with the spaces and dashes people type; the code is
- * `<client>-<port>` so each call is traceable in the store. (Special characters travel in SPECIAL_ID.)
- */
-export const PHONE = '+1 555-0100-777';
-/** The phone as AuthCode stores it: spaces and dashes removed. */
-export const STORED_PHONE = '+15550100777';
-
-export const dataset: Dataset = {
-  students: [
-    { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: SCHOOL },
-    { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1', school_base_url: SCHOOL },
-    { id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0', school_base_url: SCHOOL },
-    { id_student: '4', fullName: 'Elsewhere', id_device: 'dev-004', ShowActive: '1', school_base_url: 'http://school-b.example' },
-  ],
-  devices: [
-    { id: KNOWN_ID, token: KNOWN_TOKEN },
-    { id: SPECIAL_TOKEN_ID, token: SPECIAL_TOKEN },
-    { id: SPECIAL_ID, token: SPECIAL_ID_TOKEN },
-  ],
-};
-
-export interface Student {
-  id_student: string;
-  fullName: string;
-  id_device: string;
-  ShowActive: string;
-}
-
-/** GetStudentSchool(SCHOOL, '1'): two students, in import order. */
-export const ACTIVE: readonly Student[] = [
-  { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1' },
-  { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1' },
-];
-/** GetStudentSchool(SCHOOL, '0'): a one-item list, which some clients are tempted to flatten. */
-export const INACTIVE: readonly Student[] = [{ id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0' }];
-
-/** What one port of one client saw. Void operations report what the client returned for them. */
-export interface PortReport {
-  active: unknown;
-  inactive: unknown;
-  known: unknown;
-  unknown: unknown;
-  special: unknown;
-  specialId: unknown;
-  authCode?: unknown;
-  marks?: unknown;
-  serverKey?: unknown;
-}
-
-/** The values every port must report; HTTP ports only run the operations that return values. */
-export function expectedPort(withVoids: boolean): PortReport {
-  const values: PortReport = {
-    active: ACTIVE,
-    inactive: INACTIVE,
-    known: KNOWN_TOKEN,
-    unknown: null,
-    special: SPECIAL_TOKEN,
-    specialId: SPECIAL_ID_TOKEN,
-  };
-  // Void results carry no value: clients return None/null, which the reports pass on.
-  return withVoids ? { ...values, authCode: null, marks: null, serverKey: null } : values;
-}
+import { dataset, expectedExtendedPort, expectedPort, extendedDataset, PHONE, scenarioProblems, STORED_PHONE } from './scenarios.js';
 
 /** Checks a client's report port by port; `voidPorts` lists the ports that also called the void operations. */
 export function assertReport(report: unknown, ports: readonly string[], voidPorts: readonly string[]): void {
@@ -117,37 +45,6 @@ export function assertAuthCodes(server: TestServer, client: string, ports: reado
   }
 }
 
-/** SIS_RESULTS=extended: the scenario's data plus marks and push settings that need escaping too. */
-export const extendedDataset: Dataset = {
-  ...dataset,
-  marks: [
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
-    { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: '2024-03-20', Note: null },
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
-  ],
-  push: { ServerKey: 'AAAA:key&<"é">', SenderId: '123456789012' },
-};
-
-/** GetStudentsMarks('1', 'math') in extended mode: import order; a null Note is left out, an empty one kept. */
-export const MATH_MARKS = [
-  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
-  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
-];
-/** GetStudentsMarks('1', '') in extended mode: every subject. */
-export const ALL_MARKS = [
-  MATH_MARKS[0],
-  { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: '2024-03-20' },
-  MATH_MARKS[1],
-];
-export const PUSH = { ServerKey: 'AAAA:key&<"é">', SenderId: '123456789012' };
-
-/** What each SOAP port reports in extended mode. */
-export interface ExtendedReport {
-  math: unknown;
-  all: unknown;
-  serverKey: unknown;
-}
-
 /**
  * Checks an extended-mode report, port by port. `emptyIsMissing`: the client reads an empty
  * element (`<Note />`, an empty string) as None, as it reads a field left out (zeep does).
@@ -155,14 +52,14 @@ export interface ExtendedReport {
 export function assertExtendedReport(report: unknown, ports: readonly string[], options: { readonly emptyIsMissing?: boolean } = {}): void {
   assert.ok(typeof report === 'object' && report !== null, 'the client printed a JSON object');
   assert.deepEqual(Object.keys(report).sort(), [...ports].sort(), 'the client reported every port');
-  const seen = (marks: readonly (Record<string, string> | undefined)[]): unknown =>
-    options.emptyIsMissing === true ? marks.map((m) => Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => v !== ''))) : marks;
-  const expected = { math: seen(MATH_MARKS), all: seen(ALL_MARKS), serverKey: PUSH };
+  // Lists of records (the marks) lose their empty fields when the client reads them as missing.
+  const seen = (value: unknown): unknown =>
+    options.emptyIsMissing === true && Array.isArray(value)
+      ? value.map((m: Readonly<Record<string, unknown>>) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== '')))
+      : value;
+  const expected = Object.fromEntries(Object.entries(expectedExtendedPort()).map(([key, value]) => [key, seen(value)]));
   for (const port of ports) assert.deepEqual((report as Record<string, unknown>)[port], expected, `extended values over port ${port}`);
 }
-
-export const ALL_OPERATIONS = ['AuthCode', 'GetServerKeyAndSender', 'GetStudentSchool', 'GetStudentsMarks', 'GetTokenDevice'] as const;
-export const VALUE_OPERATIONS = ['GetStudentSchool', 'GetTokenDevice'] as const;
 
 export interface ScenarioServer {
   readonly server: TestServer;
@@ -171,11 +68,16 @@ export interface ScenarioServer {
   readonly url: string;
 }
 
-/** Registers hooks that start a server with the scenario's dataset (behind a recording proxy) for the current suite. */
+/**
+ * Registers hooks that start a server with the scenario's dataset (behind a recording proxy) for
+ * the current suite; first, that the scenario table covers the contract, so an operation without a
+ * client scenario fails every client test.
+ */
 export function useScenarioServer(options: { readonly extended?: boolean } = {}): ScenarioServer {
   let server: TestServer | undefined;
   let proxy: RecordingProxy | undefined;
   before(async () => {
+    assert.deepEqual(scenarioProblems(operations, operationsFor('extended')), [], 'every operation of the contract has its client scenario');
     server = options.extended === true
       ? await startTestServer({ dataset: extendedDataset, env: { SIS_RESULTS: 'extended' } })
       : await startTestServer({ dataset });

@@ -2,7 +2,6 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  ALL_OPERATIONS,
   assertAuthCodes,
   assertCalls,
   assertReport,
@@ -10,12 +9,12 @@ import {
   clientSource,
   findExecutable,
   parseReport,
-  PHONE,
   run,
   seconds,
   SERVICE_FILES,
   useScenarioServer,
 } from './client-scenario.js';
+import { ALL_OPERATIONS, PHONE } from './scenarios.js';
 
 const IMPORT_DIR = '/usr/share/gsoap/import';
 

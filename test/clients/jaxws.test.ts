@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  ALL_OPERATIONS,
   assertAuthCodes,
   assertCalls,
   assertReport,
@@ -10,12 +9,12 @@ import {
   clientSource,
   findExecutable,
   parseReport,
-  PHONE,
   run,
   seconds,
   SERVICE_FILES,
   useScenarioServer,
 } from './client-scenario.js';
+import { ALL_OPERATIONS, PHONE } from './scenarios.js';
 
 /** Debian's JAX-WS runtime; its manifest brings in JAXB, SAAJ and the rest. */
 const JAXWS_RT = '/usr/share/java/jaxws-rt.jar';

@@ -2,19 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createClientAsync } from 'soap';
 import type { Client } from 'soap';
-import {
-  ALL_OPERATIONS,
-  assertAuthCodes,
-  assertExtendedReport,
-  assertCalls,
-  assertReport,
-  PHONE,
-  SCHOOL,
-  seconds,
-  SPECIAL_ID,
-  useScenarioServer,
-} from './client-scenario.js';
-import type { ExtendedReport, PortReport } from './client-scenario.js';
+import { assertAuthCodes, assertExtendedReport, assertCalls, assertReport, seconds, useScenarioServer } from './client-scenario.js';
+import { ALL_OPERATIONS, EXTENDED_OPERATIONS, PHONE, SCHOOL, SPECIAL_ID } from './scenarios.js';
+import type { PortReport } from './scenarios.js';
 
 type PortMethod = (args: object, callback: (err: unknown, result: unknown) => void) => void;
 
@@ -84,7 +74,7 @@ describe('node-soap from the live WSDL, SIS_RESULTS=extended', () => {
   const ctx = useScenarioServer({ extended: true });
 
   it('reads marks and push settings over the Soap and Soap12 ports', { timeout: 60_000 }, async () => {
-    const report: Record<string, ExtendedReport> = {};
+    const report: Record<string, PortReport> = {};
     for (const [key, suffix, soap12] of [
       ['soap11', 'Soap', false],
       ['soap12', 'Soap12', true],
@@ -99,5 +89,6 @@ describe('node-soap from the live WSDL, SIS_RESULTS=extended', () => {
       };
     }
     assertExtendedReport(report, ['soap11', 'soap12']);
+    assertCalls(ctx.proxy, { soap11: EXTENDED_OPERATIONS, soap12: EXTENDED_OPERATIONS });
   });
 });

@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import {
-  ALL_OPERATIONS,
   assertAuthCodes,
   assertCalls,
   assertExtendedReport,
@@ -11,6 +10,7 @@ import {
   seconds,
   useScenarioServer,
 } from './client-scenario.js';
+import { ALL_OPERATIONS, EXTENDED_OPERATIONS } from './scenarios.js';
 
 /** Why the client cannot run here, or null when it can (read once: every test skips alike). */
 const MISSING = missingPythonModule('suds.client', 'python3-suds');
@@ -34,5 +34,6 @@ describe('suds from the live WSDL, SIS_RESULTS=extended', () => {
     const { stdout } = await runPythonClient('suds', ctx.url, 'extended');
     // suds, like zeep, reads the empty Note (an empty element) as None.
     assertExtendedReport(parseReport(stdout), ['soap11'], { emptyIsMissing: true });
+    assertCalls(ctx.proxy, { soap11: EXTENDED_OPERATIONS });
   });
 });

@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import {
-  ALL_OPERATIONS,
   assertAuthCodes,
   assertCalls,
   assertExtendedReport,
@@ -10,8 +9,8 @@ import {
   runPythonClient,
   seconds,
   useScenarioServer,
-  VALUE_OPERATIONS,
 } from './client-scenario.js';
+import { ALL_OPERATIONS, EXTENDED_OPERATIONS, VALUE_OPERATIONS } from './scenarios.js';
 
 /** Why the client cannot run here, or null when it can (read once: every test skips alike). */
 const MISSING = missingPythonModule('zeep', 'python3-zeep');
@@ -35,5 +34,6 @@ describe('zeep from the live WSDL, SIS_RESULTS=extended', () => {
     const { stdout } = await runPythonClient('zeep', ctx.url, 'extended');
     // zeep reads the empty Note (an empty element) as None, like a field left out.
     assertExtendedReport(parseReport(stdout), ['soap11', 'soap12'], { emptyIsMissing: true });
+    assertCalls(ctx.proxy, { soap11: EXTENDED_OPERATIONS, soap12: EXTENDED_OPERATIONS });
   });
 });

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startApp } from '../../src/app/app.js';
-import type { App } from '../../src/app/app.js';
+import type { App, AppOptions } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/http/logger.js';
+import type { Operation } from '../../src/operations/index.js';
 import { parseDataset } from '../../src/store/dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';
 
@@ -29,13 +30,20 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  readonly env?: Record<string, string>;
+  readonly dataset?: Dataset;
+  readonly store?: Store;
+  readonly logDestination?: NodeJS.WritableStream;
+  /** The operations to serve instead of the contract's (a test-only operation added to them). */
+  readonly operations?: readonly Operation[];
+}
+
 /**
  * A real service on a free port with a real SQLite file in a fresh temporary folder.
  * `env` overrides configuration; `dataset` is imported before the first request.
  */
-export async function startTestServer(
-  options: { env?: Record<string, string>; dataset?: Dataset; store?: Store; logDestination?: NodeJS.WritableStream } = {},
-): Promise<TestServer> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sis-test-'));
   const databaseFile = join(dir, 'sis.db');
   const config = loadConfig({
@@ -48,7 +56,8 @@ export async function startTestServer(
     SIS_SHUTDOWN_GRACE_MS: '0',
     ...options.env,
   });
-  const app = await startApp(config, createLogger(config.logLevel, options.logDestination), options.store ? { store: options.store } : {});
+  const appOptions: AppOptions = { store: options.store, operations: options.operations };
+  const app = await startApp(config, createLogger(config.logLevel, options.logDestination), appOptions);
   if (options.dataset !== undefined) await app.store.importDataset(options.dataset, { replace: true });
   return {
     app,

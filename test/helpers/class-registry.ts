@@ -1,0 +1,115 @@
+/**
+ * A service file the contract does not have, for tests only: `ClassRegistry.asmx`. Its operations
+ * take the shapes the readers and writers handle (a string and a char in, a list of a struct out
+ * with a null field, an empty one and a nil item; a struct; a string; void).
+ * Given to the app beside the contract's operations, with no other edit, they are routed over the
+ * four bindings, described by the WSDL, disco and help pages, and counted by the metrics: adding an
+ * operation is one entry.
+ */
+import assert from 'node:assert/strict';
+import { defineOperation } from '../../src/contract/define.js';
+import type { StructSpec, StructValue } from '../../src/contract/types.js';
+import type { Operation } from '../../src/operations/index.js';
+import type { BindingCases } from './binding-loop.js';
+
+export const CLASS_REGISTRY = 'ClassRegistry';
+
+export const ClassInfo = { name: 'ClassInfo', fields: ['id', 'title', 'teacher'] } as const satisfies StructSpec;
+
+/** The registry's data, held here: these operations need nothing of the store (a wire-only addition). */
+const CLASSES: readonly { readonly school: string; readonly grade: string; readonly info: StructValue | null }[] = [
+  { school: 'http://a.example', grade: '7', info: { id: '7A', title: 'Sciences & <Arts>', teacher: "O'Brien" } },
+  { school: 'http://a.example', grade: '8', info: { id: '8A', title: 'علي', teacher: 'Zoë 😀' } },
+  { school: 'http://a.example', grade: '7', info: { id: '7B', title: '', teacher: null } },
+  // A nil item, as a .NET list may hold one.
+  { school: 'http://a.example', grade: '7', info: null },
+];
+
+/** The classes ArchiveClass was given: a void operation shows it ran only by what it did. */
+export const archived: string[] = [];
+
+/** The sixth operation: a string and a char in, a list of a struct out. */
+export const ListClasses = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'ListClasses',
+  doc: 'Lists the classes of a school in one grade.',
+  params: [
+    { name: 'school_base_url', type: 'string', doc: 'the base URL that identifies the school' },
+    { name: 'grade', type: 'char', doc: 'the grade, one character' },
+  ],
+  result: { kind: 'list', item: ClassInfo },
+  async run(args) {
+    const grade = String.fromCharCode(args.grade);
+    return CLASSES.filter((c) => c.school === args.school_base_url && c.grade === grade).map((c) => c.info);
+  },
+});
+
+const byId = (id: string | null): StructValue | undefined => CLASSES.find((c) => c.info !== null && c.info['id'] === id)?.info ?? undefined;
+
+export const GetClassInfo = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'GetClassInfo',
+  doc: 'One class, or null.',
+  params: [{ name: 'class_id', type: 'string', doc: 'the class' }],
+  result: { kind: 'struct', struct: ClassInfo },
+  async run(args) {
+    return byId(args.class_id) ?? null;
+  },
+});
+
+export const GetClassTitle = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'GetClassTitle',
+  doc: "A class's title, or null.",
+  params: [{ name: 'class_id', type: 'string', doc: 'the class' }],
+  result: { kind: 'string' },
+  async run(args) {
+    return byId(args.class_id)?.['title'] ?? null;
+  },
+});
+
+export const ArchiveClass = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'ArchiveClass',
+  doc: 'Archives a class; answers nothing.',
+  params: [{ name: 'class_id', type: 'string', doc: 'the class' }],
+  result: { kind: 'void' },
+  async run(args) {
+    if (args.class_id !== null) archived.push(args.class_id);
+  },
+});
+
+/**
+ * ClassRegistry's operations, in the order its WSDL and help page list them: the struct before the
+ * list of it, so the WSDL shows a type written once where first met.
+ */
+export const classRegistry: readonly Operation[] = [GetClassInfo, ListClasses, GetClassTitle, ArchiveClass];
+
+/** What every binding must read back from ClassRegistry (the binding loop's cases). */
+export const CLASS_REGISTRY_CASES: BindingCases = {
+  ListClasses: [
+    {
+      title: 'lists the classes of a grade, a null field left out, an empty one kept, a nil item kept',
+      args: { school_base_url: 'http://a.example', grade: '7' },
+      expected: [{ id: '7A', title: 'Sciences & <Arts>', teacher: "O'Brien" }, { id: '7B', title: '' }, null],
+    },
+    { title: 'reads the char as its character', args: { school_base_url: 'http://a.example', grade: '8' }, expected: [{ id: '8A', title: 'علي', teacher: 'Zoë 😀' }] },
+    { title: 'answers the empty list', args: { school_base_url: 'http://nowhere.example', grade: '7' }, expected: [] },
+  ],
+  GetClassInfo: [
+    { title: 'answers the struct', args: { class_id: '8A' }, expected: { id: '8A', title: 'علي', teacher: 'Zoë 😀' } },
+    { title: 'answers null for an unknown class', args: { class_id: 'nope' }, expected: null },
+  ],
+  GetClassTitle: [
+    { title: 'answers the string', args: { class_id: '7A' }, expected: 'Sciences & <Arts>' },
+    { title: 'answers null for an unknown class', args: { class_id: 'nope' }, expected: null },
+  ],
+  ArchiveClass: [
+    {
+      title: 'runs once with its argument and answers void',
+      args: (binding) => ({ class_id: `7A-${binding}` }),
+      expected: undefined,
+      check: ({ binding }) => assert.deepEqual(archived.filter((id) => id === `7A-${binding}`), [`7A-${binding}`]),
+    },
+  ],
+};

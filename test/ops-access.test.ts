@@ -1,7 +1,7 @@
 /** API keys, address allow-lists and rate limits, over real HTTP; refusals never reach the store. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashKey, presentedKey } from '../src/ops/access.js';
+import { hashKey, presentedKey } from '../src/access/access.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { rawRequest } from './helpers/raw-http.js';

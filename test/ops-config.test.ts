@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { SETTINGS } from '../src/ops/settings.js';
+import { SETTINGS } from '../src/config/settings.js';
 import { repoRoot } from './helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-config-'));
@@ -31,7 +31,7 @@ describe('settings', () => {
     const read = new Set<string>();
     loadConfig(new Proxy({} as Record<string, string | undefined>, { get: (_t, name: string) => (read.add(name), undefined) }));
     const names = new Set(SETTINGS.map((s) => s.name));
-    for (const name of read) assert.ok(names.has(name), `${name} is in src/ops/settings.ts`);
+    for (const name of read) assert.ok(names.has(name), `${name} is in src/config/settings.ts`);
     for (const name of names) assert.ok(read.has(name), `${name} is read by loadConfig`);
   });
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { createLogger } from '../src/http/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { OutboxWorker } from '../src/outbox/outbox-worker.js';
 import type { OutboxWorkerOptions } from '../src/outbox/outbox-worker.js';
 import { createWebhookDeliver, signature } from '../src/outbox/webhook.js';

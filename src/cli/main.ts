@@ -6,7 +6,7 @@ import { statsCommand, schoolsCommand, studentsCommand } from './report-commands
 import { devicesCommand } from './devices-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { outboxCommand } from './outbox-command.js';
-import { hashKeyCommand } from '../ops/hash-key-command.js';
+import { hashKeyCommand } from './hash-key-command.js';
 import { serveCommand } from './serve-command.js';
 
 const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, hashKeyCommand];

@@ -2,10 +2,10 @@ import cluster from 'node:cluster';
 import { startApp } from '../app/app.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import { createLogger, flushLog } from '../http/logger.js';
-import type { Logger } from '../http/logger.js';
-import { processSignals, runPrimary, workerMetrics, workerStop } from '../ops/cluster.js';
-import { parseWorkers } from '../ops/parse-settings.js';
+import { createLogger, flushLog } from '../logging/logger.js';
+import type { Logger } from '../logging/logger.js';
+import { processSignals, runPrimary, workerMetrics, workerStop } from '../app/cluster.js';
+import { parseWorkers } from '../config/parse-settings.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
 import type { Command } from './command.js';
 

@@ -1,7 +1,7 @@
 /**
  * Configuration from the environment (and SIS_CONFIG_FILE under it), validated once at start.
  * Every wrong value is reported with its name and what is expected, all at once, so an operator
- * fixes them in one go. docs/operations.md lists every setting (src/ops/settings.ts).
+ * fixes them in one go. docs/operations.md lists every setting (src/config/settings.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -9,9 +9,9 @@ import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
 import type { ResultsMode } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
-import { mergeConfigFile } from '../ops/config-file.js';
-import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from '../ops/parse-settings.js';
-import type { Parsed, RateLimit } from '../ops/parse-settings.js';
+import { mergeConfigFile } from './config-file.js';
+import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from './parse-settings.js';
+import type { Parsed, RateLimit } from './parse-settings.js';
 
 export type { RateLimit, ResultsMode };
 

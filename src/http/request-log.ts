@@ -1,6 +1,6 @@
-import { redactUrl } from '../ops/redact.js';
+import { redactUrl } from '../logging/redact.js';
 import type { Outcome } from '../bindings/dispatch.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { ReplyEnd } from './write-reply.js';
 
 /** What a request line needs of the exchange. */

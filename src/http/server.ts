@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Config } from '../config/config.js';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import { unparsableRequestAnswer } from '../bindings/replies.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import { RequestHandler } from './request-handler.js';
 import type { ServerHooks } from './request-handler.js';
 

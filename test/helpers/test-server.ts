@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { startApp } from '../../src/app/app.js';
 import type { App, AppOptions } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/http/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
 import { parseDataset } from '../../src/store/dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';

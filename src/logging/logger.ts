@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import { errSerializer } from '../ops/redact.js';
-import { prettyStream } from '../ops/pretty-log.js';
+import { errSerializer } from './redact.js';
+import { prettyStream } from './pretty-log.js';
 
 export type { Logger };
 

@@ -8,10 +8,10 @@ import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
-import type { Logger } from '../http/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
-import type { MetricsText } from './ops-endpoints.js';
+import type { MetricsText } from '../observe/ops-endpoints.js';
 
 const METRICS_REQ = 'sis:metrics-req';
 const METRICS_RES = 'sis:metrics-res';

@@ -8,8 +8,8 @@
  */
 import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
-import type { Logger } from '../http/logger.js';
-import type { ServerState } from '../http/server.js';
+import type { Logger } from '../logging/logger.js';
+import type { ServerState } from './server.js';
 
 export interface DrainOptions {
   readonly graceMs: number;

@@ -3,8 +3,8 @@
  * configuration never contains a key in clear. Without an argument it makes a new random key.
  */
 import { randomBytes } from 'node:crypto';
-import type { Command } from '../cli/command.js';
-import { hashKey } from './access.js';
+import type { Command } from './command.js';
+import { hashKey } from '../access/access.js';
 
 const USAGE = `Usage: sis hash-key [KEY | -]
 

@@ -4,7 +4,7 @@
  * A Redis that cannot be reached lets requests through: the limit protects the service, it must
  * not become the reason it is down.
  */
-import type { RateLimit } from './parse-settings.js';
+import type { RateLimit } from '../config/parse-settings.js';
 
 export interface RateDecision {
   readonly allowed: boolean;

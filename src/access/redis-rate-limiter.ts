@@ -4,8 +4,8 @@
  * through, with one warning per 10 s.
  */
 import { Redis } from 'ioredis';
-import type { Logger } from '../http/logger.js';
-import type { RateLimit } from './parse-settings.js';
+import type { Logger } from '../logging/logger.js';
+import type { RateLimit } from '../config/parse-settings.js';
 import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 

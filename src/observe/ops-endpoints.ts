@@ -4,7 +4,7 @@
  * neither rate-limited nor counted in the request metrics.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../http/logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { Store } from '../store/store.js';
 
 export type OpsPath = 'healthz' | 'readyz' | 'metrics';

@@ -4,6 +4,22 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
+/**
+ * The folders of src/, from the top down: a folder may import only from folders below it, so no
+ * two folders import each other. A new folder goes into this list at its level.
+ */
+const LAYERS = [
+  'cli', 'app', 'http', 'access', 'observe', 'bindings', 'metadata', 'outbox', 'config',
+  'operations', 'dataset', 'store', 'xml', 'logging', 'contract', 'errors',
+];
+const layerZones = LAYERS.flatMap((lower, i) =>
+  LAYERS.slice(0, i).map((higher) => ({
+    target: `./src/${lower}`,
+    from: `./src/${higher}`,
+    message: `src/${lower} is below src/${higher} (eslint.config.js LAYERS): move the shared code down instead.`,
+  })),
+);
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'test/artifacts/'] },
   js.configs.recommended,
@@ -19,14 +35,17 @@ export default tseslint.config(
     },
   },
   {
-    // No file imports itself through others: every loop between files fails the lint.
+    // No file imports itself through others, and no folder imports one above it (LAYERS).
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
       ...importX.flatConfigs.typescript.settings,
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
     },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+    },
   },
   {
     // XML's forbidden characters are control characters: these patterns name them on purpose.

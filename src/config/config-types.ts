@@ -1,0 +1,89 @@
+/** The configuration as the service uses it, read and checked once at start (config.ts). */
+import type { ResultsMode } from '../operations/index.js';
+import type { RateLimit } from './parse-settings.js';
+
+/** The SMS gateway AuthCode's messages are posted to. */
+export interface SmsWebhook {
+  readonly url: string;
+  /** Keys the HMAC-SHA256 signature of each body. */
+  readonly secret: string;
+  readonly timeoutMs: number;
+}
+
+/** How the outbox worker delivers: see src/outbox/outbox-worker.ts. */
+export interface OutboxSettings {
+  readonly pollMs: number;
+  readonly maxAttempts: number;
+  /** Delay before the second attempt; it doubles with each attempt, up to 5 minutes (or this, when longer). */
+  readonly backoffMs: number;
+  readonly leaseMs: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** The service namespace: element namespaces and SOAPAction values everywhere. */
+  readonly namespace: string;
+  readonly databaseUrl: string;
+  /** Where the service is mounted, with leading and trailing slash ("/" or "/School/"). */
+  readonly basePath: string;
+  /** A public base URL that overrides the Host header in WSDL and disco addresses. */
+  readonly publicUrl: string | null;
+  /** Client addresses whose X-Forwarded-Proto/Host headers are believed. */
+  readonly trustedProxies: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly maxXmlDepth: number;
+  readonly maxFormFields: number;
+  /** Whole-request time-out (slow clients), in milliseconds. */
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** Load demo data on the first start of an empty database. */
+  readonly demoData: boolean;
+  /** Who sees the help page test form: local callers only (as .NET), everyone, or no one. */
+  readonly helpTestForm: 'local' | 'all' | 'off';
+  readonly logLevel: string;
+  /** json, pretty, or auto (pretty when stdout is a terminal). */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
+  /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
+  readonly logSuccessSample: number;
+  /** PostgreSQL pool size per process. */
+  readonly databasePoolSize: number;
+  /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */
+  readonly databaseStatementTimeoutMs: number | null;
+  /** Students read per page; a list longer than one page is streamed. 0: never stream. */
+  readonly listPageRows: number;
+  /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */
+  readonly answerCacheBytes: number;
+  /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
+  readonly shutdownGraceMs: number;
+  /** On shutdown: the longest wait for requests in progress before connections are cut. */
+  readonly shutdownTimeoutMs: number;
+  /** Worker processes (`auto` already resolved to the core count). */
+  readonly workers: number;
+  /** Adds X-Sis-Worker-Pid to answers (to see which process served a request). */
+  readonly debugHeaders: boolean;
+  /** SHA-256 digests of the accepted API keys; empty = no key required. */
+  readonly apiKeys: readonly Buffer[];
+  /** Service files that require a key; null = all. */
+  readonly apiKeyServices: readonly string[] | null;
+  readonly authRealm: string;
+  /** Allowed client blocks (`addr/prefix`); empty = everyone. */
+  readonly allowFrom: readonly string[];
+  /** Service files the allow-list applies to; null = all. */
+  readonly allowFromServices: readonly string[] | null;
+  /** Requests per client address and window; null = unlimited. */
+  readonly rateLimit: RateLimit | null;
+  readonly redisUrl: string | null;
+  /** PEM certificate and key: the server speaks HTTPS. */
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;
+  /** documented: marks and push settings answer empty, as the spec shows them; extended: with their fields. */
+  readonly results: ResultsMode;
+  /** Most codes AuthCode accepts for one phone within an hour; 0: no limit. */
+  readonly authCodesPerHour: number;
+  /** The SMS text; `{code}` stands for the code. */
+  readonly smsMessage: string;
+  /** Where codes are delivered; null: messages wait in the outbox. */
+  readonly smsWebhook: SmsWebhook | null;
+  readonly outbox: OutboxSettings;
+}

@@ -4,7 +4,9 @@
  * students (`sis import`, with and without --replace; the third service's store, as the demo
  * data and the tools write; SQL from another session: insert, update, delete, truncate), the very
  * next request to every instance, over every binding, answers the new list; the request after
- * that is served from the cache (the hit counters rise), so the cache is really in use.
+ * that is served from the cache (the hit counters rise), so the cache is really in use; and under
+ * concurrent requests (which share version reads) while commits follow each other, no answer is
+ * older than a commit that ended before it was asked.
  * (A service process itself never writes the students: AuthCode writes codes and the outbox.)
  */
 import assert from 'node:assert/strict';
@@ -127,5 +129,34 @@ describe('the answer cache of several instances on one PostgreSQL schema', { ski
     await seenEverywhere(['Sixth', 'Seventh']);
     await sql('truncate students');
     await seenEverywhere([]);
+  });
+
+  test('under concurrent requests, no answer is older than a commit that ended before it was asked', async () => {
+    await sql(`insert into students (id_student, "fullName", "ShowActive", school_base_url, seq) values ('v', 'v0', '1', '${SCHOOL}', 200)`);
+    const hits = await Promise.all(instances().map(({ url }) => metric(url, 'sis_answer_cache_hits_total')));
+    let committed = 0;
+    let answers = 0;
+    const until = Date.now() + 1500;
+    const writer = async (): Promise<void> => {
+      for (let k = 1; Date.now() < until; k++) {
+        await sql(`update students set "fullName" = 'v${k}' where id_student = 'v'`);
+        committed = k;
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+    };
+    const reader = async (url: string, binding: (typeof bindingClients)[number]): Promise<void> => {
+      while (Date.now() < until) {
+        const floor = committed;
+        const [name] = await names(url, binding);
+        assert.ok(Number(name!.slice(1)) >= floor, `${binding.name} answered ${name} after v${floor} was committed`);
+        answers++;
+      }
+    };
+    // Two readers per binding and instance: several requests in flight share version reads.
+    const readers = instances().flatMap(({ url }) => bindingClients.flatMap((binding) => [reader(url, binding), reader(url, binding)]));
+    await Promise.all([writer(), ...readers]);
+    assert.ok(committed > 1 && answers > committed, `${committed} commits, ${answers} answers`);
+    const after = await Promise.all(instances().map(({ url }) => metric(url, 'sis_answer_cache_hits_total')));
+    assert.ok(after.some((n, i) => n > hits[i]!), 'answers were served from the caches meanwhile');
   });
 });

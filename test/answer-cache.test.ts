@@ -15,10 +15,12 @@ import { GetStudentSchool } from '../src/operations/get-student-school.js';
 import { GetTokenDevice } from '../src/operations/get-token-device.js';
 import type { Operation } from '../src/operations/index.js';
 import { openStore } from '../src/store/open-store.js';
+import type { SqlStore } from '../src/store/sql-store.js';
 import type { Dataset } from '../src/store/store.js';
 import { bindingClients } from './helpers/binding-clients.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { cleanupTargets, postgresTarget, postgresUrl, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
 import { startTestServer } from './helpers/test-server.js';
 import type { TestServer } from './helpers/test-server.js';
 
@@ -43,6 +45,17 @@ async function names(server: TestServer, binding: (typeof bindingClients)[number
 }
 
 after(() => cleanupTargets());
+
+/** A store reaching PostgreSQL through a TCP proxy (which can keep answers back), with two connections. */
+async function proxiedStore(url: string): Promise<{ store: SqlStore; proxy: TcpProxy }> {
+  const direct = new URL(url);
+  const proxy = new TcpProxy(direct.hostname, Number(direct.port || 5432));
+  await proxy.start();
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  return { store: await openStore(proxied.toString(), { poolSize: 2 }), proxy };
+}
 
 for (const target of storeTargets) {
   describe(`answer cache on ${target.name}`, { skip: target.skip ?? false }, () => {
@@ -144,6 +157,51 @@ describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false 
       await store.importDataset({ marks: [{ id_student: 'c1', SubjectID: 'm', SubjectName: null, Mark: '1', Term: null, MarkDate: null, Note: null }] });
       assert.equal(await version(), last, 'only the students move it');
     });
+  });
+
+  test('a version asked for while a read is in flight comes from a read begun after it was asked', async () => {
+    const db = await postgresTarget.fresh();
+    const { store, proxy } = await proxiedStore(db.url);
+    try {
+      const before = Number(await store.dataVersion());
+      const held = proxy.holdReplies();
+      const first = store.dataVersion();
+      await held; // the database has read the version; the answer is on its way
+      await db.sql(`update students set "fullName" = 'x'`); // a commit that ends now, not through the proxy
+      const second = store.dataVersion(); // asked after it, while the first read is still in flight
+      proxy.releaseReplies();
+      assert.equal(Number(await first), before);
+      assert.equal(Number(await second), before + 1, 'not the read in flight when it was asked');
+    } finally {
+      await store.close();
+      await proxy.stop();
+    }
+  });
+
+  test('a version read stuck on its connection holds the next askers only briefly', async () => {
+    const db = await postgresTarget.fresh();
+    const { store, proxy } = await proxiedStore(db.url);
+    try {
+      const before = await store.dataVersion(); // one connection open, and idle
+      const held = proxy.holdReplies(); // that connection's answers stop coming
+      const stuck = store.dataVersion();
+      await held;
+      // Asked while the read is stuck: its own read begins on another connection after a short wait.
+      let released = false;
+      const giveUp = setTimeout(() => {
+        released = true; // never answered otherwise: end the test rather than hang it
+        proxy.releaseReplies();
+      }, 5000);
+      const asked = await store.dataVersion();
+      clearTimeout(giveUp);
+      assert.equal(released, false, 'answered only once the stuck read ended');
+      assert.equal(asked, before);
+      proxy.releaseReplies();
+      assert.equal(await stuck, before);
+    } finally {
+      await store.close();
+      await proxy.stop();
+    }
   });
 
   test('a version that cannot be read keeps nothing, and the list is answered as usual', async () => {

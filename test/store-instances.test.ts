@@ -1,11 +1,11 @@
 /**
  * Several instances on one PostgreSQL database, as real processes: two `sis serve` started at the
  * same moment on a new schema (they migrate it once between them), data written through one
- * path (`sis import`, `sis devices`, an AuthCode over HTTP) answered by both at once (there is no
- * read cache), and their connections killed under them without either process going down.
+ * path (`sis import`, `sis devices`, an AuthCode over HTTP) answered by both at once, and their
+ * connections killed under them without either process going down. (Lists kept in the answer
+ * cache of each process: answer-cache-instances.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,23 +15,13 @@ import { operations } from '../src/operations/index.js';
 import type { Operation } from '../src/operations/index.js';
 import { bindingClients } from './helpers/binding-clients.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
-import { childEnv, CLI_MAIN, startServe, stopServe } from './helpers/serve-process.js';
+import { runSis, startServe, stopServe } from './helpers/serve-process.js';
 import type { ServeProcess } from './helpers/serve-process.js';
 
 const op = (name: string): Operation => operations.find((o) => o.name === name)!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
 const get = bindingClients.find((c) => c.name === 'httpget')!;
 const dir = mkdtempSync(join(tmpdir(), 'sis-instances-'));
-
-/** Runs `sis ARGS` as a process; resolves with its exit status and output. */
-function cli(args: readonly string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 async function token(instance: ServeProcess, id: string, binding = soap): Promise<{ status: number; value: unknown; body: string }> {
   const { res, value } = await binding.call(instance.url, op('GetTokenDevice'), { id });
@@ -65,7 +55,7 @@ describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP
     const rows = await admin.query(`select version from "${schema}".sis_migrations order by version`);
     assert.deepEqual(
       rows.rows.map((r: { version: number }) => r.version),
-      [1, 2, 3],
+      [1, 2, 3, 4],
     );
   });
 
@@ -73,12 +63,12 @@ describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP
     assert.equal((await token(a, 'shared')).value, null);
     const file = join(dir, 'data.json');
     writeFileSync(file, JSON.stringify({ devices: [{ id: 'shared', token: 'from the import' }] }));
-    const imported = await cli(['import', file], databaseUrl);
+    const imported = await runSis(['import', file], databaseUrl);
     assert.equal(imported.code, 0, imported.stderr);
     assert.equal((await token(a, 'shared')).value, 'from the import');
     assert.equal((await token(b, 'shared', get)).value, 'from the import');
 
-    assert.equal((await cli(['devices', 'set', 'shared', 'changed'], databaseUrl)).code, 0);
+    assert.equal((await runSis(['devices', 'set', 'shared', 'changed'], databaseUrl)).code, 0);
     assert.equal((await token(b, 'shared')).value, 'changed');
     assert.equal((await token(a, 'shared', get)).value, 'changed');
   });
@@ -87,7 +77,7 @@ describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP
     const { res } = await soap.call(a.url, op('AuthCode'), { code: 'via-a', phone: '+15550100001' });
     assert.equal(res.status, 200);
     await get.call(b.url, op('AuthCode'), { code: 'via-b', phone: '+15550100002' });
-    const stats = await cli(['stats'], databaseUrl);
+    const stats = await runSis(['stats'], databaseUrl);
     assert.match(stats.stdout, /^auth_codes\t2$/m);
   });
 

@@ -1,13 +1,22 @@
+import type { Store } from '../store/store.js';
 import { isStreamed } from '../xml/chunked-text.js';
 import type { Call, Reply } from './types.js';
+
+/** A cacheable call's key and the data version read for it, and the answer kept for both if any. */
+export interface Kept {
+  readonly key: string;
+  readonly version: string;
+  readonly reply: Reply | undefined;
+}
 
 /**
  * Answers of `cacheable` operations (reads whose answer is a function of their arguments and the
  * stored data: GetStudentSchool), kept with the store's data version they were read at. A hit
  * is served only while the version is still the same, and the version is read before the data,
- * so an answer is never older than the request: this is not a time-to-live cache. Only stores
- * that can tell their version cheaply have one (SQLite: `data_version` and the connection's own
- * changes); PostgreSQL has none, so several instances always answer from the database.
+ * so an answer is never older than the request: this is not a time-to-live cache. The version is
+ * the store's to tell cheaply (SQLite: `data_version` and the connection's own changes, read
+ * synchronously; PostgreSQL: a counter every write to the students moves, one primary-key lookup),
+ * so several instances on one PostgreSQL never serve what another instance's commit changed.
  *
  * Bounded by bytes (oldest entries leave first); an answer bigger than an eighth of the budget,
  * a streamed one, or one for arguments longer than 1 KiB is not kept. Keys are strings in a Map.
@@ -30,6 +39,29 @@ export class AnswerCache {
       key += text === null ? '\u0000~' : `\u0000${text.length}:${text}`;
     }
     return key.length > 1024 ? null : key;
+  }
+
+  /**
+   * The key of a call, the data version read now (before the data) and the answer kept for both.
+   * A version told synchronously is looked up at once, with no promise; one read from the database
+   * is awaited. Null when nothing is to be kept: arguments too long, or a store that cannot tell
+   * its version now (a failure to read it included: the operation then answers, or meets it).
+   */
+  lookUp(binding: string, call: Call, store: Pick<Store, 'dataVersion'>): Kept | null | Promise<Kept | null> {
+    const key = this.key(binding, call);
+    if (key === null) return null;
+    let version: ReturnType<NonNullable<Store['dataVersion']>>;
+    try {
+      version = store.dataVersion?.() ?? null;
+    } catch {
+      return null;
+    }
+    if (version === null) return null;
+    if (typeof version === 'string') return { key, version, reply: this.get(key, version) };
+    return Promise.resolve(version).then(
+      (v) => (v === null ? null : { key, version: v, reply: this.get(key, v) }),
+      () => null,
+    );
   }
 
   get(key: string, version: string): Reply | undefined {

@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import { HttpBindingError, InvalidArgumentError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
 import { AnswerCache } from './answer-cache.js';
+import type { Kept } from './answer-cache.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Operation, Service } from '../operations/index.js';
@@ -193,7 +194,8 @@ export class Dispatcher {
 
   /**
    * Runs a call and turns its result or failure into the binding's reply. A cacheable call is
-   * answered from the cache while the data is unchanged, and its reply kept otherwise.
+   * answered from the cache while the data is unchanged, and its reply kept otherwise. A version
+   * told synchronously (SQLite) costs no promise hop; one read from the database is awaited first.
    */
   private answer(
     call: Call,
@@ -202,33 +204,33 @@ export class Dispatcher {
     reply: (value: Awaited<ReturnType<Operation['run']>>) => Reply,
     failure: (error: OperationFailedError | InvalidArgumentError) => Reply,
   ): Outcome | Promise<Outcome> {
+    const kept = this.cached(binding, call);
+    if (kept instanceof Promise) return kept.then((found) => this.answerWith(found, call, service, binding, reply, failure));
+    return this.answerWith(kept, call, service, binding, reply, failure);
+  }
+
+  private answerWith(
+    kept: Kept | null,
+    call: Call,
+    service: string,
+    binding: BindingName,
+    reply: (value: Awaited<ReturnType<Operation['run']>>) => Reply,
+    failure: (error: OperationFailedError | InvalidArgumentError) => Reply,
+  ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
-    const cached = this.cached(binding, call);
-    if (cached?.reply !== undefined) return { service, binding, operation, reply: cached.reply };
+    if (kept?.reply !== undefined) return { service, binding, operation, reply: kept.reply };
     return this.invoke(call).then((result) => {
       if (result.error !== undefined) return { service, binding, operation, cause: result.cause, reply: failure(result.error) };
       const built = reply(result.value);
-      if (cached !== null) this.cache?.set(cached.key, cached.version, built);
+      if (kept !== null) this.cache?.set(kept.key, kept.version, built);
       return { service, binding, operation, reply: built };
     });
   }
 
-  /**
-   * For a cacheable call: its key, the data version read now (before the data), and the answer
-   * kept for both if there is one. Null when nothing is to be kept (no cache, not cacheable, a
-   * store that cannot tell its version, or arguments too long to be worth a key).
-   */
-  private cached(binding: BindingName, call: Call): { key: string; version: string; reply: Reply | undefined } | null {
+  /** What the cache holds for a cacheable call (see AnswerCache.lookUp); null for any other. */
+  private cached(binding: BindingName, call: Call): Kept | null | Promise<Kept | null> {
     if (this.cache === null || call.op.cacheable !== true) return null;
-    const key = this.cache.key(binding, call);
-    if (key === null) return null;
-    let version: string | null;
-    try {
-      version = this.context.store.dataVersion?.() ?? null;
-    } catch {
-      return null; // the operation will meet the same failure and answer it
-    }
-    return version === null ? null : { key, version, reply: this.cache.get(key, version) };
+    return this.cache.lookUp(binding, call, this.context.store);
   }
 
   /** Runs the operation; its failure becomes an error to answer with (and a cause to log). */

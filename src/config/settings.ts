@@ -17,7 +17,7 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_DATABASE_URL', default: 'sqlite:./data/sis.db', meaning: 'database: sqlite:PATH or postgres://…' },
   { name: 'SIS_DATABASE_POOL_SIZE', default: '10', meaning: 'PostgreSQL connections per process' },
   { name: 'SIS_DATABASE_STATEMENT_TIMEOUT_MS', default: '', meaning: 'PostgreSQL: longest statement (0 = no limit); SQLite: longest wait for the write lock (default 5000)' },
-  { name: 'SIS_ANSWER_CACHE_BYTES', default: '16777216', meaning: 'bytes of GetStudentSchool answers kept while the SQLite data is unchanged (0 = none; PostgreSQL never keeps any)' },
+  { name: 'SIS_ANSWER_CACHE_BYTES', default: '16777216', meaning: 'bytes of GetStudentSchool answers kept while the data version (read before the data on every request) is unchanged (0 = none)' },
   { name: 'SIS_LIST_PAGE_ROWS', default: '1000', meaning: 'students read per page; a longer list is streamed (chunked) from one snapshot (0 = never stream)' },
   { name: 'SIS_BASE_PATH', default: '/', meaning: 'path the .asmx files are mounted under' },
   { name: 'SIS_PUBLIC_URL', default: '', meaning: 'public base URL used in WSDL and disco addresses' },

@@ -69,8 +69,13 @@ export class CountedStore implements Store {
     return this.count(() => this.inner.importDataset(dataset, options));
   }
 
-  dataVersion(): string | null {
-    return this.inner.dataVersion?.() ?? null;
+  /** A synchronous version (SQLite) is handed back as it is; a lookup (PostgreSQL) is a call in flight. */
+  dataVersion(): string | null | Promise<string | null> {
+    const version = this.inner.dataVersion?.() ?? null;
+    if (version === null || typeof version === 'string') return version;
+    this.inFlight++;
+    version.then(this.#done, this.#done);
+    return version;
   }
 
   isEmpty(): Promise<boolean> {

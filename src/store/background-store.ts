@@ -56,7 +56,7 @@ export class BackgroundStore implements Store, OutboxStore {
     yield* this.#store.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
   }
 
-  dataVersion(): string | null {
+  dataVersion(): string | null | Promise<string | null> {
     return this.#store === null ? null : this.#store.dataVersion();
   }
 

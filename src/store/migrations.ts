@@ -105,6 +105,35 @@ export const migrations: readonly Migration[] = [
       await db.schema.createIndex('auth_codes_phone_time').on('auth_codes').columns(['phone', 'created_at']).execute();
     },
   },
+  {
+    version: 4,
+    name: 'a data version that every write to students moves (PostgreSQL)',
+    async up(db, dialect) {
+      // SQLite tells the same for free (data_version and total_changes(), see data-version.ts), and
+      // has only row-level triggers: a million-row import would write the version a million times.
+      if (dialect !== 'postgres') return;
+      await db.schema
+        .createTable('sis_data_versions')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('version', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.insertInto('sis_data_versions').values({ name: 'students', version: 1 }).execute();
+      // Statement-level, in the writer's transaction: every writer (imports, admin commands, SQL
+      // typed by hand) moves the version with its commit, once per statement whatever the rows.
+      // The table is found through the trigger's own schema, not the writer's search_path.
+      await sql`
+        create function sis_bump_data_version() returns trigger language plpgsql as $$
+        begin
+          execute format('update %I.sis_data_versions set version = version + 1 where name = %L', tg_table_schema, tg_table_name);
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create trigger students_data_version after insert or update or delete or truncate on students
+        for each statement execute procedure sis_bump_data_version()`.execute(db);
+      // Fires in replica mode too (a logical replication subscriber applying changes).
+      await sql`alter table students enable always trigger students_data_version`.execute(db);
+    },
+  },
 ];
 
 export class MigrationError extends Error {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { postgresDataVersion, sqliteDataVersion } from './data-version.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { reuseStatements } from './statement-cache.js';
@@ -70,6 +71,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     const readers = memory ? undefined : new SqliteReaders(target.path, { keep: SQLITE_SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
     return ready(db, 'sqlite', '', null, mode, {
       directRead,
+      dataVersion: sqliteDataVersion(directRead),
       // Prepared only once the tables exist (after migrating).
       directAuthCode: () => sqliteAuthCodeWriter(database),
       snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
@@ -106,7 +108,10 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     }),
   });
   // Half the pool at most serves streamed lists, so short requests always find connections.
-  return ready(db, 'postgres', schema ?? '', schema, mode, { snapshotSlots: Math.max(1, Math.floor(poolSize / 2)) });
+  return ready(db, 'postgres', schema ?? '', schema, mode, {
+    snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
+    dataVersion: postgresDataVersion(pool, schema),
+  });
 }
 
 function setSearchPath(schema: string): CompiledQuery {
@@ -119,7 +124,7 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots'> & {
+  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'dataVersion'> & {
     readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
   },
 ): Promise<SqlStore> {

@@ -74,6 +74,13 @@ export interface MigrationsTable {
   applied_at: string;
 }
 
+/** PostgreSQL only: a counter per table that a trigger moves with every statement writing the table. */
+export interface DataVersionsTable {
+  name: string;
+  /** bigint: read back as a string. */
+  version: number | string;
+}
+
 export interface Database {
   students: StudentsTable;
   devices: DevicesTable;
@@ -82,6 +89,7 @@ export interface Database {
   push_settings: PushSettingsTable;
   outbox: OutboxTable;
   sis_migrations: MigrationsTable;
+  sis_data_versions: DataVersionsTable;
 }
 
 export type DialectName = 'sqlite' | 'postgres';

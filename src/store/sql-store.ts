@@ -4,6 +4,7 @@
  */
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import type { DataVersionReader } from './data-version.js';
 import { validateDataset } from './dataset.js';
 import { isConnectionLost } from './db-errors.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
@@ -28,8 +29,6 @@ import type {
 } from './store.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
-const DATA_VERSION = 'select data_version, total_changes() from pragma_data_version()';
-
 /** Rows per INSERT: 500 × 6 parameters stays far below SQLite's and PostgreSQL's parameter limits. */
 export const IMPORT_BATCH_ROWS = 500;
 
@@ -41,6 +40,8 @@ export interface SqlStoreOptions {
    * devices only through imports, which run in another process (or before it listens).
    */
   readonly directRead?: (sql: string, parameters: readonly unknown[], arrays?: boolean) => unknown[];
+  /** How the store tells its data version (data-version.ts); without it, it tells none. */
+  readonly dataVersion?: DataVersionReader;
   /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
   readonly directAuthCode?: DirectAuthCode;
   /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
@@ -73,12 +74,14 @@ export class SqlStore implements Store, OutboxStore {
   readonly #pushQuery: CompiledQuery;
   readonly #outbox: SqlOutbox;
   readonly #directAuthCode: DirectAuthCode | undefined;
+  readonly #dataVersion: DataVersionReader | undefined;
   #closed: Promise<void> | null = null;
 
   constructor(db: Kysely<Database>, options: SqlStoreOptions) {
     this.#db = db;
     this.#directRead = options.directRead;
     this.#directAuthCode = options.directAuthCode;
+    this.#dataVersion = options.dataVersion;
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
@@ -158,11 +161,9 @@ export class SqlStore implements Store, OutboxStore {
     return { open: this.#slots.taken, waiting: this.#slots.waiting, connections: this.#readers?.open ?? 0 };
   }
 
-  dataVersion(): string | null {
-    if (this.#directRead === undefined) return null;
-    // data_version moves with other connections' commits, total_changes() with this one's writes.
-    const [row] = this.#directRead(DATA_VERSION, [], true) as [[number, number]];
-    return `${row[0]}:${row[1]}`;
+  /** SQLite: synchronous; PostgreSQL: one primary-key lookup (see data-version.ts). */
+  dataVersion(): string | null | Promise<string | null> {
+    return this.#dataVersion === undefined ? null : this.#dataVersion();
   }
 
   async deviceToken(id: string): Promise<string | null> {

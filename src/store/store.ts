@@ -101,12 +101,14 @@ export interface Store {
   /** True when no student and no device is stored (the first start loads demo data then). */
   isEmpty(): Promise<boolean>;
   /**
-   * A token that changes whenever stored data may have changed (another process's commit or
-   * this store's own write), read synchronously and cheaply; null when the store cannot tell
-   * (PostgreSQL: another instance's commit is not visible without asking the server). Answers
-   * read after a token are at least as new as the token.
+   * A token that changes whenever the data cached answers are made of (the students) may have
+   * changed, whoever committed it (another process, another instance, this store): a token never
+   * comes back once it has moved. Answers read after a token are at least as new as the token.
+   * Cheap: SQLite answers synchronously (`data_version` and the connection's change count);
+   * PostgreSQL with one primary-key lookup (a counter a trigger moves in every writer's
+   * transaction), hence the promise. Null, or a rejection, when the store cannot tell now.
    */
-  dataVersion?(): string | null;
+  dataVersion?(): string | null | Promise<string | null>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 /**
  * `sis serve` as a child process, as operators start it: for tests about several processes
- * (two instances on one database, a SIGKILL and a restart).
+ * (two instances on one database, a SIGKILL and a restart); and other `sis` commands run beside it.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -63,4 +63,14 @@ export function stopServe(instance: ServeProcess, signal: NodeJS.Signals = 'SIGT
   const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
   instance.process.kill(signal);
   return exited;
+}
+
+/** Runs `sis ARGS` as a process on `databaseUrl`; resolves with its exit status and output. */
+export function runSis(args: readonly string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

@@ -1,7 +1,8 @@
 /**
  * A TCP proxy in front of PostgreSQL for fault tests: stop it (the database is unreachable), start
- * it again on the same port (the database is back), cut every connection, or hold traffic so a
- * query is in flight when the connection dies.
+ * it again on the same port (the database is back), cut every connection, hold traffic so a
+ * query is in flight when the connection dies, or keep the database's answers back a while (the
+ * query has run, its client still waits).
  */
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -10,6 +11,10 @@ export class TcpProxy {
   #server: Server | null = null;
   #port = 0;
   #held = false;
+  /** The connections whose answers are kept back, and what was kept. */
+  #holding: Set<Socket> | null = null;
+  #replies: { client: Socket; data: Buffer }[] = [];
+  #onReply: (() => void) | null = null;
   readonly #sockets = new Set<Socket>();
 
   constructor(
@@ -46,11 +51,31 @@ export class TcpProxy {
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
     this.#held = false;
+    this.#holding = null;
+    this.#replies = [];
   }
 
   /** From now until `cut`, what clients send is swallowed: their queries wait for an answer. */
   hold(): void {
     this.#held = true;
+  }
+
+  /**
+   * From now until `releaseReplies`, what the database sends back on the connections open now is
+   * kept here (later connections are left alone). Resolves once something was kept: a query has
+   * run (its snapshot taken) and its client is still waiting.
+   */
+  holdReplies(): Promise<void> {
+    this.#holding = new Set(this.#sockets);
+    return new Promise((resolve) => (this.#onReply = resolve));
+  }
+
+  /** Sends what was kept, in order, and lets answers through again. */
+  releaseReplies(): void {
+    const replies = this.#replies;
+    this.#holding = null;
+    this.#replies = [];
+    for (const { client, data } of replies) client.write(data);
   }
 
   #accept(client: Socket): void {
@@ -59,7 +84,15 @@ export class TcpProxy {
     client.on('data', (data) => {
       if (!this.#held) upstream.write(data);
     });
-    upstream.on('data', (data) => client.write(data));
+    upstream.on('data', (data) => {
+      if (this.#holding?.has(client) !== true) {
+        client.write(data);
+        return;
+      }
+      this.#replies.push({ client, data });
+      this.#onReply?.();
+      this.#onReply = null;
+    });
     const close = (): void => {
       client.destroy();
       upstream.destroy();

@@ -7,6 +7,7 @@ import { startTestServer } from './helpers/test-server.js';
 import type { TestServer } from './helpers/test-server.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { withOverrides } from '../src/store/forward-store.js';
 
 const dataset = { devices: [{ id: '1', token: 'tok-AAA-111' }] };
 const env11 = (op: string, inner: string, header = ''): string =>
@@ -124,19 +125,14 @@ describe('an operation that fails', () => {
   before(async () => {
     inner = await openStore('sqlite::memory:');
     // A store whose queries fail with the kind of detail no caller may see.
-    const broken: Store = {
-      ...inner,
-      isEmpty: () => inner.isEmpty(),
-      importDataset: (d, o) => inner.importDataset(d, o),
-      ping: () => inner.ping(),
-      close: () => inner.close(),
+    const broken = withOverrides(inner, {
       studentsOfSchool: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')),
       studentsOfSchoolPages: () => ({
         [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')) }),
       }),
       deviceToken: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432 password=hunter2')),
       recordAuthCode: () => Promise.reject(new Error('INSERT INTO auth_codes failed')),
-    };
+    });
     server = await startTestServer({
       store: broken,
       env: { LOG_LEVEL: 'error' },

@@ -9,6 +9,7 @@ import { RequestMetrics } from '../src/observe/metrics.js';
 import { errSerializer, redactUrl } from '../src/logging/redact.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Store } from '../src/store/store.js';
+import { withOverrides } from '../src/store/forward-store.js';
 import { bindingClients } from './helpers/binding-clients.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { startTestServer } from './helpers/test-server.js';
@@ -102,19 +103,9 @@ describe('/readyz when the database does not answer', () => {
   let down = false;
   before(async () => {
     inner = await openStore('sqlite::memory:');
-    const flaky: Store = {
-      studentsOfSchool: (a, b) => inner.studentsOfSchool(a, b),
-      studentsOfSchoolPages: (a, b, n) => inner.studentsOfSchoolPages(a, b, n),
-      deviceToken: (id) => inner.deviceToken(id),
-      recordAuthCode: (c, p, at) => inner.recordAuthCode(c, p, at),
-      marksOf: (st, su) => inner.marksOf(st, su),
-      pushSettings: () => inner.pushSettings(),
-      acceptAuthCode: (r) => inner.acceptAuthCode(r),
-      importDataset: (d, o) => inner.importDataset(d, o),
-      isEmpty: () => inner.isEmpty(),
+    const flaky = withOverrides(inner, {
       ping: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432')) : inner.ping()),
-      close: () => inner.close(),
-    };
+    });
     server = await startTestServer({ store: flaky });
   });
   after(() => server.close());

@@ -11,7 +11,7 @@ import type { Logger } from '../logging/logger.js';
 import type { AuthCodePolicy } from '../operations/context.js';
 import { operationsFor } from '../operations/index.js';
 import type { Operation } from '../operations/index.js';
-import { CountedStore } from '../observe/counted-store.js';
+import { countedStore } from '../observe/counted-store.js';
 import { Drainer } from '../http/drain.js';
 import { Gate } from '../access/gate.js';
 import { createMetrics } from '../observe/metrics.js';
@@ -67,7 +67,7 @@ export interface AppOptions {
 export async function startApp(config: Config, log: Logger, options: AppOptions = {}): Promise<App> {
   const ownStore = options.store === undefined;
   const store = options.store ?? (await openOwnStore(config, log, options.onFatal));
-  const counted = new CountedStore(store);
+  const counted = countedStore(store);
   const services = groupServices(options.operations ?? operationsFor(config.results));
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(

@@ -7,19 +7,10 @@
 import type { OpenStoreOptions } from './open-store.js';
 import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
-import type { SqlStore } from './sql-store.js';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
-import type {
-  AuthCodeOutcome,
-  AuthCodeRequest,
-  Dataset,
-  ImportOptions,
-  ImportReport,
-  MarkRecord,
-  PushSettingsRecord,
-  Store,
-  StudentRecord,
-} from './store.js';
+import { forwardMethods } from './forward-store.js';
+import { SqlStore } from './sql-store.js';
+import type { OutboxStore } from './outbox-types.js';
+import type { Store, StudentRecord } from './store.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';
@@ -29,7 +20,12 @@ export class StoreNotReadyError extends Error {
   }
 }
 
-export class BackgroundStore implements Store, OutboxStore {
+// Every method of the opened SqlStore not written in the class is forwarded to it (constructor).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the forwarded methods are added at construction
+export interface BackgroundStore extends Store, OutboxStore {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
+export class BackgroundStore {
   /** Resolves with the opened store; rejects if opening gave up (an error retrying cannot cure) or was closed first. */
   readonly opened: Promise<SqlStore>;
   readonly #abort = new AbortController();
@@ -40,6 +36,11 @@ export class BackgroundStore implements Store, OutboxStore {
     this.opened = openStoreWithRetry(url, options, { ...retry, signal: this.#abort.signal }).then((store) => (this.#store = store));
     // Callers that only use the store's methods never look at `opened`: its failure is theirs to read, not unhandled.
     this.opened.catch(() => undefined);
+    // Until the store is open, every forwarded call fails with StoreNotReadyError (as a rejected promise).
+    const forwarded = forwardMethods<Record<string, unknown>>(SqlStore.prototype, () => this.#store!, (call) =>
+      this.#store === null ? Promise.reject(new StoreNotReadyError()) : call(),
+    );
+    for (const [name, method] of Object.entries(forwarded)) if (!(name in this)) Object.defineProperty(this, name, { value: method });
   }
 
   /** True once the database has answered and the store is open. */
@@ -47,69 +48,14 @@ export class BackgroundStore implements Store, OutboxStore {
     return this.#store !== null;
   }
 
-  studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
-    return this.#call((s) => s.studentsOfSchool(schoolBaseUrl, showActive));
-  }
-
   async *studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncGenerator<readonly StudentRecord[], void, undefined> {
     if (this.#store === null) throw new StoreNotReadyError();
     yield* this.#store.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
   }
 
+  /** Null (nothing is kept) until the store is open. */
   dataVersion(): string | null | Promise<string | null> {
     return this.#store === null ? null : this.#store.dataVersion();
-  }
-
-  deviceToken(id: string): Promise<string | null> {
-    return this.#call((s) => s.deviceToken(id));
-  }
-
-  marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
-    return this.#call((s) => s.marksOf(studentId, subjectId));
-  }
-
-  pushSettings(): Promise<PushSettingsRecord | null> {
-    return this.#call((s) => s.pushSettings());
-  }
-
-  acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
-    return this.#call((s) => s.acceptAuthCode(request));
-  }
-
-  recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
-    return this.#call((s) => s.recordAuthCode(code, phone, at));
-  }
-
-  claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {
-    return this.#call((s) => s.claimOutbox(worker, now, leaseMs, limit));
-  }
-
-  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
-    return this.#call((s) => s.finishOutbox(id, worker, outcome));
-  }
-
-  listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]> {
-    return this.#call((s) => s.listOutbox(filter));
-  }
-
-  retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number> {
-    return this.#call((s) => s.retryOutbox(ids, now));
-  }
-
-  outboxCounts(): Promise<Readonly<Record<OutboxState, number>>> {
-    return this.#call((s) => s.outboxCounts());
-  }
-
-  importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport> {
-    return this.#call((s) => s.importDataset(dataset, options));
-  }
-
-  isEmpty(): Promise<boolean> {
-    return this.#call((s) => s.isEmpty());
-  }
-
-  ping(): Promise<void> {
-    return this.#call((s) => s.ping());
   }
 
   /** Stops retrying, or closes the store it opened. */
@@ -120,10 +66,5 @@ export class BackgroundStore implements Store, OutboxStore {
       await store?.close();
     })();
     return this.#closed;
-  }
-
-  async #call<T>(work: (store: SqlStore) => Promise<T>): Promise<T> {
-    if (this.#store === null) throw new StoreNotReadyError();
-    return work(this.#store);
   }
 }

@@ -1,6 +1,7 @@
 import { SoapFaultError, UNABLE_TO_PROCESS, UNABLE_TO_READ, UnsupportedMediaTypeError, XmlReadError } from '../errors/errors.js';
 import type { ServiceError } from '../errors/errors.js';
 import { parseMediaType } from './content-type.js';
+import type { MediaType } from './content-type.js';
 import type { Operation } from '../operations/index.js';
 import { decodeXml } from '../xml/decode.js';
 import { readEnvelope } from '../xml/envelope-reader.js';
@@ -38,72 +39,90 @@ const MISSING_BODY = 'The SOAP Envelope has no Body element.';
  */
 export function readSoap(routes: ServiceRoutes, req: SoapRequest, limits: EnvelopeLimits): SoapRead {
   const media = parseMediaType(req.contentType);
+  // 1. The first guess.
   const guess = guessVersion(req.soapAction, media);
+  const envelope = readEnvelopeOrError(req.body, media, routes.namespace, limits);
+  // 2. Routing.
+  const routed = guess === SOAP11 ? routeSoap11(routes, req.soapAction) : routeSoap12(routes, media, envelope);
+  if (routed.op === undefined || routed.error !== undefined) return routingFailure(routed, envelope, guess);
+  // 3. and 4. The content type, then the envelope's version.
+  const settled = settleVersion(req.contentType, media, envelope, guess);
+  if ('error' in settled) return settled;
+  // 5. Parameters.
+  return readParams(routes, routed.op, envelope, settled.version);
+}
 
-  let envelope: Envelope;
+interface Routed {
+  readonly op?: Operation | undefined;
+  readonly error?: ServiceError | undefined;
+  /** The body element was looked at to route (1.2 without a known action). */
+  readonly peeked?: boolean;
+}
+
+function readEnvelopeOrError(body: Buffer, media: MediaType, namespace: string, limits: EnvelopeLimits): Envelope {
   try {
-    envelope = readEnvelope(decodeXml(req.body, media.param('charset')), routes.namespace, limits);
+    return readEnvelope(decodeXml(body, media.param('charset')), namespace, limits);
   } catch (err) {
     if (!(err instanceof XmlReadError)) throw err;
-    envelope = { root: null, bodyElement: undefined, mustUnderstand: null, params: new Map(), error: err };
+    return { root: null, bodyElement: undefined, mustUnderstand: null, params: new Map(), error: err };
   }
+}
 
-  // 2. Routing.
-  let op: Operation | undefined;
-  let peeked = false;
-  let routeError: ServiceError | undefined;
-  if (guess === SOAP11) {
-    const action = decodeAction(unquote(req.soapAction ?? ''));
-    op = routes.byAction.get(action);
-    if (op === undefined) {
-      routeError = new SoapFaultError('Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`);
-    }
-  } else {
-    const raw = media.param('action');
-    const action = raw === undefined || raw === '' ? undefined : decodeAction(raw);
-    if (action !== undefined) op = routes.byAction.get(action);
-    if (op === undefined) {
-      peeked = true;
-      const peek = routeByBodyElement(routes, envelope);
-      op = peek.op;
-      routeError =
-        peek.error ??
-        (op === undefined
-          ? new SoapFaultError(
-              'Client',
-              action === undefined
-                ? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.'
-                : `Unable to handle request. The action '${action}' was not recognized.`,
-            )
-          : undefined);
-    }
-  }
-  if (routeError !== undefined || op === undefined) {
-    // A routing failure is answered in the envelope's version when the body was peeked at;
-    // an unknown envelope namespace overrides every other error.
-    if (peeked && envelope.root !== null) {
-      const v = versionOfNamespace(envelope.root.ns);
-      if (v === undefined) return versionMismatch(envelope.root.ns);
-      return { version: v, error: routeError ?? internal() };
-    }
-    return { version: guess, error: routeError ?? internal() };
-  }
+/** SOAP 1.1: the SOAPAction header alone names the operation. */
+function routeSoap11(routes: ServiceRoutes, soapAction: string | undefined): Routed {
+  const action = decodeAction(unquote(soapAction ?? ''));
+  const op = routes.byAction.get(action);
+  return op !== undefined ? { op } : { error: new SoapFaultError('Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`) };
+}
 
-  // 3. Content type.
+/** SOAP 1.2: the Content-Type `action`, else the body element. */
+function routeSoap12(routes: ServiceRoutes, media: MediaType, envelope: Envelope): Routed {
+  const raw = media.param('action');
+  const action = raw === undefined || raw === '' ? undefined : decodeAction(raw);
+  const byAction = action === undefined ? undefined : routes.byAction.get(action);
+  if (byAction !== undefined) return { op: byAction };
+  const peek = routeByBodyElement(routes, envelope);
+  if (peek.error !== undefined || peek.op !== undefined) return { ...peek, peeked: true };
+  const message =
+    action === undefined
+      ? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.'
+      : `Unable to handle request. The action '${action}' was not recognized.`;
+  return { error: new SoapFaultError('Client', message), peeked: true };
+}
+
+/**
+ * A routing failure is answered in the envelope's version when the body was peeked at (an
+ * unknown envelope namespace then overrides every other error), else in the first guess's.
+ */
+function routingFailure(routed: Routed, envelope: Envelope, guess: SoapVersion): SoapRead {
+  const error = routed.error ?? internal();
+  if (routed.peeked === true && envelope.root !== null) {
+    const v = versionOfNamespace(envelope.root.ns);
+    return v === undefined ? versionMismatch(envelope.root.ns) : { version: v, error };
+  }
+  return { version: guess, error };
+}
+
+/** text/xml or application/soap+xml (415 otherwise); then the envelope namespace decides, and a 1.1 envelope must come as text/xml. */
+function settleVersion(
+  contentType: string | undefined,
+  media: MediaType,
+  envelope: Envelope,
+  guess: SoapVersion,
+): { readonly version: SoapVersion } | { readonly version: SoapVersion; readonly error: ServiceError } {
   if (media.base !== 'text/xml' && media.base !== 'application/soap+xml') {
-    return { version: guess, error: new UnsupportedMediaTypeError(req.contentType ?? '') };
+    return { version: guess, error: new UnsupportedMediaTypeError(contentType ?? '') };
   }
   if (envelope.root === null) return { version: guess, error: envelope.error ?? internal() };
-
-  // 4. The envelope decides the version.
   const version = versionOfNamespace(envelope.root.ns);
   if (version === undefined) return versionMismatch(envelope.root.ns);
-  if (version === SOAP11 && media.base !== 'text/xml') {
-    return { version, error: new UnsupportedMediaTypeError(req.contentType ?? '') };
-  }
+  if (version === SOAP11 && media.base !== 'text/xml') return { version, error: new UnsupportedMediaTypeError(contentType ?? '') };
+  return { version };
+}
 
-  // 5. Parameters.
-  if (envelope.root.local !== 'Envelope') {
+/** The operation's arguments, from the body element when it is the operation's (else defaults). */
+function readParams(routes: ServiceRoutes, op: Operation, envelope: Envelope, version: SoapVersion): SoapRead {
+  if (envelope.root?.local !== 'Envelope') {
     return { version, error: new SoapFaultError('Client', `${UNABLE_TO_READ} ---> ${MISSING_ENVELOPE}`) };
   }
   if (envelope.error !== null) return { version, error: envelope.error };

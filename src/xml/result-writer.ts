@@ -1,11 +1,12 @@
 import { isListPages } from '../contract/list-pages.js';
-import type { ListValue, ResultSpec, ResultValue, StructValue } from '../contract/types.js';
+import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
 import type { Body } from './chunked-text.js';
 import { escapeText } from './escape.js';
 import { streamList } from './list-stream.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';
 import { compactStructWriter, indentedFieldsWriter, indentedItemWriter } from './struct-writer.js';
+import type { StructWriter } from './struct-writer.js';
 
 /**
  * Writes an operation's result as ASMX's XmlSerializer does, in its two styles:
@@ -25,100 +26,103 @@ const CHUNKED_FROM = 256;
 
 const NS_DECLS = `xmlns:xsd="${XSD_NS}" xmlns:xsi="${XSI_NS}"`;
 
+/** What every kind of result writes around its value: the response element, open or empty. */
+interface Frame {
+  readonly ns: string;
+  /** `<OpResult>`'s name. */
+  readonly res: string;
+  readonly empty: string;
+  readonly open: string;
+  readonly close: string;
+}
+
 export function createResultWriter(opName: string, result: ResultSpec, namespace: string): ResultWriter {
   const ns = escapeText(namespace).replace(/"/g, '&quot;');
   const resp = `${opName}Response`;
-  const res = `${opName}Result`;
-  const empty = `<${resp} xmlns="${ns}" />`;
-  const open = `<${resp} xmlns="${ns}">`;
-  const close = `</${resp}>`;
-  const withResult = (inner: string): string => `${open}${inner}${close}`;
-
+  const frame: Frame = { ns, res: `${opName}Result`, empty: `<${resp} xmlns="${ns}" />`, open: `<${resp} xmlns="${ns}">`, close: `</${resp}>` };
   switch (result.kind) {
     case 'void':
-      return { soapBody: () => empty, httpDocument: () => null };
-
-    case 'string': {
-      const nil = `<string ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-      return {
-        soapBody(value) {
-          const v = value as string | null | undefined;
-          if (v === null || v === undefined) return empty;
-          return withResult(v === '' ? `<${res} />` : `<${res}>${escapeText(v)}</${res}>`);
-        },
-        httpDocument(value) {
-          const v = value as string | null | undefined;
-          if (v === null || v === undefined) return nil;
-          return v === '' ? `<string xmlns="${ns}" />` : `<string xmlns="${ns}">${escapeText(v)}</string>`;
-        },
-      };
-    }
-
-    case 'list': {
-      const item = result.item;
-      const root = `ArrayOf${item.name}`;
-      const compactItem = compactStructWriter(item.name, item);
-      const indentedItem = indentedItemWriter(item);
-      const rootOpen = `<${root} ${NS_DECLS} xmlns="${ns}">`;
-      const rootClose = `\n</${root}>`;
-      const rootEmpty = `<${root} ${NS_DECLS} xmlns="${ns}" />`;
-      const soapFrame = { open: `${open}<${res}>`, close: `</${res}>${close}`, empty: withResult(`<${res} />`) };
-      const httpFrame = { open: rootOpen, close: rootClose, empty: rootEmpty };
-      return {
-        soapBody(value) {
-          const list = value as ListValue | undefined;
-          if (list === null || list === undefined) return empty;
-          if (isListPages(list)) return streamList(list, compactItem, soapFrame);
-          if (list.length === 0) return withResult(`<${res} />`);
-          if (list.length >= CHUNKED_FROM) {
-            const out = new ChunkedText();
-            out.add(soapFrame.open);
-            for (const v of list) out.add(compactItem(v));
-            out.add(soapFrame.close);
-            return out.finish();
-          }
-          let out = soapFrame.open;
-          for (const v of list) out += compactItem(v);
-          return out + soapFrame.close;
-        },
-        httpDocument(value) {
-          const list = value as ListValue | undefined;
-          if (list === null || list === undefined) return `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-          if (isListPages(list)) return streamList(list, indentedItem, httpFrame);
-          if (list.length === 0) return rootEmpty;
-          if (list.length >= CHUNKED_FROM) {
-            const out = new ChunkedText();
-            out.add(rootOpen);
-            for (const v of list) out.add(indentedItem(v));
-            out.add(rootClose);
-            return out.finish();
-          }
-          let out = rootOpen;
-          for (const v of list) out += indentedItem(v);
-          return out + rootClose;
-        },
-      };
-    }
-
-    case 'struct': {
-      const spec = result.struct;
-      const compact = compactStructWriter(res, spec);
-      const indented = indentedFieldsWriter(spec);
-      return {
-        soapBody(value) {
-          const v = value as StructValue | null | undefined;
-          if (v === null || v === undefined) return empty;
-          return withResult(compact(v));
-        },
-        httpDocument(value) {
-          const v = value as StructValue | null | undefined;
-          if (v === null || v === undefined) return `<${spec.name} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
-          const inner = indented(v);
-          return inner === ''
-            ? `<${spec.name} ${NS_DECLS} xmlns="${ns}" />`
-            : `<${spec.name} ${NS_DECLS} xmlns="${ns}">${inner}\n</${spec.name}>`;
-        },
-      };
-    }
+      return { soapBody: () => frame.empty, httpDocument: () => null };
+    case 'string':
+      return stringWriter(frame);
+    case 'list':
+      return listWriter(frame, result.item);
+    case 'struct':
+      return structWriter(frame, result.struct);
   }
+}
+
+function stringWriter({ ns, res, empty, open, close }: Frame): ResultWriter {
+  const nil = `<string ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
+  return {
+    soapBody(value) {
+      const v = value as string | null | undefined;
+      if (v === null || v === undefined) return empty;
+      return `${open}${v === '' ? `<${res} />` : `<${res}>${escapeText(v)}</${res}>`}${close}`;
+    },
+    httpDocument(value) {
+      const v = value as string | null | undefined;
+      if (v === null || v === undefined) return nil;
+      return v === '' ? `<string xmlns="${ns}" />` : `<string xmlns="${ns}">${escapeText(v)}</string>`;
+    },
+  };
+}
+
+/** Where a list's items go: between `open` and `close`, or `empty` when there are none. */
+interface ListFrame {
+  readonly open: string;
+  readonly close: string;
+  readonly empty: string;
+}
+
+function listWriter({ ns, res, empty, open, close }: Frame, item: StructSpec): ResultWriter {
+  const root = `ArrayOf${item.name}`;
+  const compactItem = compactStructWriter(item.name, item);
+  const indentedItem = indentedItemWriter(item);
+  const soapFrame: ListFrame = { open: `${open}<${res}>`, close: `</${res}>${close}`, empty: `${open}<${res} />${close}` };
+  const httpFrame: ListFrame = { open: `<${root} ${NS_DECLS} xmlns="${ns}">`, close: `\n</${root}>`, empty: `<${root} ${NS_DECLS} xmlns="${ns}" />` };
+  const httpNil = `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
+  return {
+    soapBody(value) {
+      const list = value as ListValue | undefined;
+      return list === null || list === undefined ? empty : writeList(list, compactItem, soapFrame);
+    },
+    httpDocument(value) {
+      const list = value as ListValue | undefined;
+      return list === null || list === undefined ? httpNil : writeList(list, indentedItem, httpFrame);
+    },
+  };
+}
+
+/** A list held whole: one string, or UTF-8 pieces when long; pages (a long list) are streamed. */
+function writeList(list: NonNullable<ListValue>, item: StructWriter, frame: ListFrame): Body {
+  if (isListPages(list)) return streamList(list, item, frame);
+  if (list.length === 0) return frame.empty;
+  if (list.length >= CHUNKED_FROM) {
+    const out = new ChunkedText();
+    out.add(frame.open);
+    for (const v of list) out.add(item(v));
+    out.add(frame.close);
+    return out.finish();
+  }
+  let out = frame.open;
+  for (const v of list) out += item(v);
+  return out + frame.close;
+}
+
+function structWriter({ ns, res, empty, open, close }: Frame, spec: StructSpec): ResultWriter {
+  const compact = compactStructWriter(res, spec);
+  const indented = indentedFieldsWriter(spec);
+  return {
+    soapBody(value) {
+      const v = value as StructValue | null | undefined;
+      return v === null || v === undefined ? empty : `${open}${compact(v)}${close}`;
+    },
+    httpDocument(value) {
+      const v = value as StructValue | null | undefined;
+      if (v === null || v === undefined) return `<${spec.name} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
+      const inner = indented(v);
+      return inner === '' ? `<${spec.name} ${NS_DECLS} xmlns="${ns}" />` : `<${spec.name} ${NS_DECLS} xmlns="${ns}">${inner}\n</${spec.name}>`;
+    },
+  };
 }

@@ -3,8 +3,6 @@
  * Every wrong value is reported with its name and what is expected, all at once, so an operator
  * fixes them in one go. docs/operations.md lists every setting (src/ops/settings.ts).
  */
-import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
 import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
 import type { ResultsMode } from '../operations/index.js';
@@ -12,8 +10,11 @@ import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
 import { mergeConfigFile } from '../ops/config-file.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from '../ops/parse-settings.js';
 import type { Parsed, RateLimit } from '../ops/parse-settings.js';
+import { checkRetention, DEFAULT_RETENTION_MS, MAX_RETENTION_MS } from './retention-settings.js';
+import type { RetentionSettings } from './retention-settings.js';
+import { loadTls } from './tls-files.js';
 
-export type { RateLimit, ResultsMode };
+export type { RateLimit, ResultsMode, RetentionSettings };
 
 /** The SMS gateway AuthCode's messages are posted to. */
 export interface SmsWebhook {
@@ -97,6 +98,7 @@ export interface Config {
   /** Where codes are delivered; null: messages wait in the outbox. */
   readonly smsWebhook: SmsWebhook | null;
   readonly outbox: OutboxSettings;
+  readonly retention: RetentionSettings;
 }
 
 export const DEFAULT_SMS_MESSAGE = 'Your verification code is {code}';
@@ -251,6 +253,10 @@ export function loadConfig(processEnv: Env = process.env): Config {
       backoffMs: int('SIS_OUTBOX_BACKOFF_MS', 1000, 1, 3_600_000),
       leaseMs: int('SIS_OUTBOX_LEASE_MS', 30_000, 1000, 3_600_000),
     },
+    retention: {
+      authCodesMs: int('SIS_AUTH_CODE_RETENTION_MS', DEFAULT_RETENTION_MS, 0, MAX_RETENTION_MS),
+      outboxMs: int('SIS_OUTBOX_RETENTION_MS', DEFAULT_RETENTION_MS, 0, MAX_RETENTION_MS),
+    },
   };
   if (!config.smsMessage.includes('{code}')) {
     problems.push(`SIS_SMS_MESSAGE=${JSON.stringify(config.smsMessage)}: expected a text with {code} where the code goes`);
@@ -261,6 +267,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
       `SIS_OUTBOX_LEASE_MS=${config.outbox.leaseMs}: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS (${smsWebhook.timeoutMs}), or a delivery still waiting for the gateway could be taken by another worker`,
     );
   }
+  checkRetention(config.retention, config.authCodesPerHour, problems);
   if (/["\\\r\n]/.test(config.authRealm)) {
     problems.push(`SIS_AUTH_REALM=${JSON.stringify(config.authRealm)}: expected text without quotes, backslashes or line breaks`);
   }
@@ -286,33 +293,4 @@ function loadSmsWebhook(env: Env, timeoutMs: number, problems: string[]): SmsWeb
   if (!ok) problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '') problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
   return ok && secret !== '' ? { url, secret, timeoutMs } : null;
-}
-
-/** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */
-function loadTls(certPath: string | undefined, keyPath: string | undefined, problems: string[]): Config['tls'] {
-  const hasCert = certPath !== undefined && certPath !== '';
-  const hasKey = keyPath !== undefined && keyPath !== '';
-  if (!hasCert && !hasKey) return null;
-  if (!hasCert || !hasKey) {
-    problems.push(`${hasCert ? 'SIS_TLS_KEY' : 'SIS_TLS_CERT'}: required when ${hasCert ? 'SIS_TLS_CERT' : 'SIS_TLS_KEY'} is set`);
-    return null;
-  }
-  const read = (name: string, path: string): Buffer | null => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      problems.push(`${name}=${JSON.stringify(path)}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-      return null;
-    }
-  };
-  const cert = read('SIS_TLS_CERT', certPath);
-  const key = read('SIS_TLS_KEY', keyPath);
-  if (cert === null || key === null) return null;
-  try {
-    createSecureContext({ cert, key });
-  } catch (error) {
-    problems.push(`SIS_TLS_CERT/SIS_TLS_KEY: not a usable PEM certificate and matching key (${(error as Error).message})`);
-    return null;
-  }
-  return { cert, key };
 }

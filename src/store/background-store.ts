@@ -9,6 +9,7 @@ import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
 import type { SqlStore } from './sql-store.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
+import type { RetentionStore } from './retention-types.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -35,6 +36,15 @@ export class BackgroundStore implements Store, OutboxStore {
   readonly #abort = new AbortController();
   #store: SqlStore | null = null;
   #closed: Promise<void> | null = null;
+  /** The opened store's retention; until then every call fails as the others do. */
+  readonly retention: RetentionStore = {
+    pruneBatch: (table, before, limit) => this.#call((s) => s.retention.pruneBatch(table, before, limit)),
+    countPrunable: (table, before) => this.#call((s) => s.retention.countPrunable(table, before)),
+    eraseDelivered: (limit) => this.#call((s) => s.retention.eraseDelivered(limit)),
+    countUnerased: () => this.#call((s) => s.retention.countUnerased()),
+    retentionCounts: () => this.#call((s) => s.retention.retentionCounts()),
+    compactLog: () => this.#call((s) => s.retention.compactLog()),
+  };
 
   constructor(url: string, options: OpenStoreOptions = {}, retry: Omit<RetryOptions, 'signal'> = {}) {
     this.opened = openStoreWithRetry(url, options, { ...retry, signal: this.#abort.signal }).then((store) => (this.#store = store));

@@ -2,7 +2,8 @@
  * AuthCode's write and the SMS outbox, the same code for SQLite and PostgreSQL. A code is stored
  * and its message queued in one transaction, so an answered AuthCode always has a message that
  * some worker will deliver; workers claim messages under a lease (PostgreSQL: rows locked with
- * SKIP LOCKED, so two instances never take the same one) and record how each attempt ended.
+ * SKIP LOCKED, so two instances never take the same one) and record how each attempt ended; a
+ * delivered message keeps no code or text (retention: see sql-retention.ts for the rest).
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';

@@ -9,12 +9,12 @@
  * default 30 days (the whole backlog is due at start). /metrics is read every 250 ms to see when
  * the backlog is gone. Each response's latency is kept (autocannon's histogram rounds to whole ms).
  *
- * PostgreSQL runs when BENCH_POSTGRES_URL (or SIS_TEST_POSTGRES_URL) is set, in a schema of its own
+ * PRUNE_ROUNDS (default 1) repeats the pair, alternating. PostgreSQL runs when BENCH_POSTGRES_URL (or SIS_TEST_POSTGRES_URL) is set, in a schema of its own
  * that is dropped afterwards. Keep runs short on a shared machine: the defaults take about a minute.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -28,9 +28,12 @@ const ROWS = Number(env['PRUNE_ROWS'] ?? 200_000);
 const SECONDS = Number(env['PRUNE_SECONDS'] ?? 6);
 const RATE = Number(env['PRUNE_RATE'] ?? 300);
 const CONNECTIONS = Number(env['PRUNE_CONNECTIONS'] ?? 10);
+/** Baseline and pruning runs alternate this many times per store (noise on a shared machine shows as their spread). */
+const ROUNDS = Number(env['PRUNE_ROUNDS'] ?? 1);
 const POSTGRES = env['BENCH_POSTGRES_URL'] ?? env['SIS_TEST_POSTGRES_URL'] ?? '';
 /** The server on one core, this process (the load) on the other, when taskset is there. */
 const CORES = cores(availableParallelism());
+const LOAD_BEFORE = loadavg()[0]!.toFixed(1);
 const OLD = new Date(Date.now() - 40 * 86_400_000).toISOString();
 
 const BODY =
@@ -162,7 +165,7 @@ async function main(): Promise<void> {
   let n = 0;
   try {
     for (const store of stores) {
-      for (const pruning of [false, true]) {
+      for (const pruning of Array.from({ length: ROUNDS }, () => [false, true]).flat()) {
         const db = await seeded(store, dir, ++n);
         const { child, base } = await serve(db.url, pruning);
         try {
@@ -180,7 +183,7 @@ async function main(): Promise<void> {
   }
   const f = (ms: number): string => ms.toFixed(2);
   process.stdout.write(
-    `Backlog: ${ROWS} codes and ${ROWS} failed messages, 40 days old. Load: AuthCode over SOAP 1.1, ${RATE} requests/s, ${CONNECTIONS} connections, ${SECONDS} s.\n\n` +
+    `Backlog: ${ROWS} codes and ${ROWS} failed messages, 40 days old. Load: AuthCode over SOAP 1.1, ${RATE} requests/s, ${CONNECTIONS} connections, ${SECONDS} s. Load average before: ${LOAD_BEFORE}, after: ${loadavg()[0]!.toFixed(1)}.\n\n` +
       '| Store | Pruning | Responses | Failed | p50 ms | p99 ms | max ms | Backlog gone after |\n|---|---|--:|--:|--:|--:|--:|--:|\n' +
       runs
         .map(

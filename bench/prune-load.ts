@@ -11,15 +11,17 @@
  *
  * PRUNE_ROUNDS (default 1) repeats the pair, alternating. PostgreSQL runs when BENCH_POSTGRES_URL (or SIS_TEST_POSTGRES_URL) is set, in a schema of its own
  * that is dropped afterwards. Keep runs short on a shared machine: the defaults take about a minute.
+ * On a busy machine, `BENCH_NICE=-10 setsid -w node dist/bench/prune-load.js` runs the server and
+ * this process (the load) each in a scheduling group of its own at that priority, as `npm run bench` does.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { openStore } from '../src/store/open-store.js';
-import { CLI, cores, freePort, nodeCommand, pinSelf, startChild, waitUntilUp } from './processes.js';
+import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './processes.js';
 import type { Child } from './processes.js';
 import { percentile } from './stats.js';
 
@@ -159,6 +161,14 @@ async function load(store: string, pruning: boolean, base: string): Promise<Run>
 
 async function main(): Promise<void> {
   pinSelf(CORES.load);
+  if (NICE !== null) {
+    // The load generator's own scheduling group (run it under `setsid`), as bench/processes.ts does for the server.
+    try {
+      writeFileSync('/proc/self/autogroup', NICE);
+    } catch {
+      // Not allowed, or no autogroups: normal priority.
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'sis-prune-bench-'));
   const runs: Run[] = [];
   const stores = POSTGRES === '' ? (['SQLite'] as const) : (['SQLite', 'PostgreSQL'] as const);

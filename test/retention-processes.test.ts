@@ -1,7 +1,8 @@
 /**
  * Retention with real processes, on both stores: `sis serve` prunes by itself as it starts (and
  * shows it in /metrics and one log line without codes or phones), refuses to start with a code
- * retention shorter than the hourly window; and `sis prune` killed with SIGKILL in the middle of
+ * retention shorter than the hourly window; two `sis prune` at once share a backlog, each row
+ * removed and counted once; and `sis prune` killed with SIGKILL in the middle of
  * a large backlog loses nothing that had to be kept, counts exactly what it removed, and a second
  * run finishes the job.
  */
@@ -66,14 +67,39 @@ for (const target of storeTargets) {
       for (const line of service.lines) assert.ok(!/old-\d|legacy-\d|1555\d{5}/.test(line), `no code or phone in: ${line}`);
     });
 
+    test('two sis prune processes at once share the backlog: each row removed once, both finish', { timeout: 60_000 }, async (t) => {
+      const db = await migrated(target);
+      const old = new Date(Date.now() - 40 * DAY);
+      await seedCodes(target, db, 20_000, old, 'old');
+      await seedMessages(target, db, 5_000, old, 'failed', 'old');
+      await seedMessages(target, db, 300, old, 'pending', 'waiting');
+      const run = (): Promise<{ code: number | null; out: string }> =>
+        new Promise((resolve) => {
+          const child = spawn(process.execPath, [CLI_MAIN, 'prune'], { env: childEnv(db.url), stdio: ['ignore', 'pipe', 'pipe'] });
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          child.once('exit', (code) => resolve({ code, out }));
+        });
+      const results = await Promise.all([run(), run()]);
+      assert.deepEqual(results.map((r) => r.code), [0, 0], results.map((r) => r.out).join('\n'));
+      const removed = (table: string): number[] => results.map((r) => Number(new RegExp(`^${table}\\t(\\d+) removed`, 'm').exec(r.out)?.[1]));
+      assert.equal(removed('auth_codes')[0]! + removed('auth_codes')[1]!, 20_000, 'no code removed twice, none left');
+      assert.equal(removed('outbox')[0]! + removed('outbox')[1]!, 5_000);
+      assert.deepEqual([await pruned(db, 'auth_codes'), await pruned(db, 'outbox')], [20_000, 5_000]);
+      assert.equal(await count(db, 'select count(*) as n from auth_codes'), 0);
+      assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 300);
+      t.diagnostic(`codes removed by each: ${removed('auth_codes').join(' + ')}; messages: ${removed('outbox').join(' + ')}`);
+    });
+
     test('a SIGKILL in the middle of sis prune loses nothing that had to be kept', { timeout: 60_000 }, async () => {
       const db = await migrated(target);
       const old = new Date(Date.now() - 40 * DAY);
-      await seedCodes(target, db, 60_000, old, 'old');
+      await seedCodes(target, db, 30_000, old, 'old');
       await seedCodes(target, db, 200, new Date(Date.now() - DAY), 'young');
-      await seedMessages(target, db, 20_000, old, 'failed', 'old');
+      await seedMessages(target, db, 10_000, old, 'failed', 'old');
       await seedMessages(target, db, 500, old, 'pending', 'waiting');
-      // 500 rows a batch and at least 10 ms between batches: some seconds of work, killed once it has begun.
+      // 500 rows a batch and at least 10 ms between batches: about a second of work at least, killed once it has begun.
       const child = spawn(process.execPath, [CLI_MAIN, 'prune'], { env: childEnv(db.url), stdio: 'ignore' });
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
       await eventually(async () => ((await pruned(db, 'auth_codes')) > 0 ? true : undefined), 20_000, 'the first batch');
@@ -82,9 +108,9 @@ for (const target of storeTargets) {
 
       const oldLeft = await count(db, "select count(*) as n from auth_codes where code like 'old-%'");
       assert.ok(oldLeft > 0, 'killed before the end');
-      assert.equal(oldLeft + (await pruned(db, 'auth_codes')), 60_000, 'every removed code counted, no other');
+      assert.equal(oldLeft + (await pruned(db, 'auth_codes')), 30_000, 'every removed code counted, no other');
       assert.equal(await count(db, "select count(*) as n from auth_codes where code like 'young-%'"), 200);
-      assert.equal((await count(db, "select count(*) as n from outbox where state = 'failed'")) + (await pruned(db, 'outbox')), 20_000);
+      assert.equal((await count(db, "select count(*) as n from outbox where state = 'failed'")) + (await pruned(db, 'outbox')), 10_000);
       assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 500);
       if (target.name === 'SQLite') assert.deepEqual(await db.sql('pragma integrity_check'), [{ integrity_check: 'ok' }]);
 
@@ -94,7 +120,7 @@ for (const target of storeTargets) {
       assert.match(stdout, new RegExp(`^auth_codes\\t${oldLeft} removed\\t`));
       assert.equal(await count(db, 'select count(*) as n from auth_codes'), 200);
       assert.equal(await count(db, 'select count(*) as n from outbox'), 500);
-      assert.deepEqual([await pruned(db, 'auth_codes'), await pruned(db, 'outbox')], [60_000, 20_000]);
+      assert.deepEqual([await pruned(db, 'auth_codes'), await pruned(db, 'outbox')], [30_000, 10_000]);
     });
   });
 }

@@ -93,8 +93,8 @@ for (const target of storeTargets) {
       assert.equal(stats.code, 1);
       assert.match(stats.stderr, /run `sis migrate` \(or start the service\) first\n$/);
       if (target.name === 'SQLite') assert.equal(existsSync(db.url.slice('sqlite:'.length)), false, 'not created by a read');
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown}: applied migrations 1, 2, 3, 4 (schema version 4)\n`, stderr: '' });
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown} is up to date (schema version 4)\n`, stderr: '' });
+      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown}: applied migrations 1, 2, 3, 4, 5 (schema version 5)\n`, stderr: '' });
+      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown} is up to date (schema version 5)\n`, stderr: '' });
       assert.equal((await sis('stats', [], env)).code, 0);
     });
 
@@ -104,7 +104,7 @@ for (const target of storeTargets) {
       assert.equal((await sis('import', [file(JSON.stringify(DEMO_DATASET))], env)).code, 0);
       assert.deepEqual(await sis('stats', [], env), {
         code: 0,
-        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t4\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
+        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t5\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
         stderr: '',
       });
       assert.deepEqual(await sis('schools', [], env), {

@@ -50,7 +50,8 @@ for (const target of storeTargets) {
       assert.doesNotMatch(listed.stdout, /SECRET|555030/);
       assert.equal((await outbox(['list', '--state', 'failed'], db.url)).stdout.split('\n')[1]!.split('\t')[0], '2');
       assert.equal((await outbox(['list', '--limit', '1'], db.url)).stdout.split('\n').length, 3, 'the header, one line and the last newline');
-      assert.deepEqual(await outbox(['stats'], db.url), { code: 0, stdout: 'pending\t1\ndelivered\t1\nfailed\t1\n', stderr: '' });
+      const kept = 'outbox_kept\t3\noutbox_pruned\t0\nauth_codes_kept\t3\nauth_codes_pruned\t0\n';
+      assert.deepEqual(await outbox(['stats'], db.url), { code: 0, stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}`, stderr: '' });
 
       assert.deepEqual(await outbox(['retry', '1', '3'], db.url), {
         code: 0,
@@ -58,7 +59,7 @@ for (const target of storeTargets) {
         stderr: '',
       });
       assert.deepEqual(await outbox(['retry', '--failed'], db.url), { code: 0, stdout: '1 message pending again\n', stderr: '' });
-      assert.deepEqual((await outbox(['stats'], db.url)).stdout, 'pending\t2\ndelivered\t1\nfailed\t0\n');
+      assert.deepEqual((await outbox(['stats'], db.url)).stdout, `pending\t2\ndelivered\t1\nfailed\t0\n${kept}`);
       assert.match((await outbox(['list', '--state', 'pending'], db.url)).stdout, /\n2\tpending\t0\t/);
     });
 

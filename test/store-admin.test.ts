@@ -195,12 +195,12 @@ for (const target of storeTargets) {
       const db = await target.fresh();
       await assert.rejects(openStore(db.url, { migrations: 'require' }), (error: unknown) => error instanceof MigrationError && /sis migrate/.test(error.message));
       const first = await openStore(db.url);
-      assert.deepEqual(first.migrationsApplied, [1, 2, 3, 4]);
+      assert.deepEqual(first.migrationsApplied, [1, 2, 3, 4, 5]);
       await first.close();
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes, migration 3's tables and migration 4's trigger.
+      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger and migration 5's index and table.
       await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') {
@@ -211,9 +211,11 @@ for (const target of storeTargets) {
       }
       for (const table of ['marks', 'push_settings', 'outbox']) await db.sql(`drop table ${table}`);
       await db.sql('drop index auth_codes_phone_time');
-      await assert.rejects(openStore(db.url, { migrations: 'require' }), /schema version 1, this program needs 4; run `sis migrate` first/);
+      await db.sql('drop index auth_codes_created');
+      await db.sql('drop table pruned_rows');
+      await assert.rejects(openStore(db.url, { migrations: 'require' }), /schema version 1, this program needs 5; run `sis migrate` first/);
       const migrated = await openStore(db.url);
-      assert.deepEqual(migrated.migrationsApplied, [2, 3, 4]);
+      assert.deepEqual(migrated.migrationsApplied, [2, 3, 4, 5]);
       await migrated.close();
     });
   });

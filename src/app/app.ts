@@ -17,6 +17,7 @@ import { Gate } from '../access/gate.js';
 import { createMetrics } from '../observe/metrics.js';
 import { OpsEndpoints } from '../observe/ops-endpoints.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
+import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
@@ -26,6 +27,7 @@ import { BackgroundStore } from '../store/background-store.js';
 import { openStore } from '../store/open-store.js';
 import type { OpenStoreOptions } from '../store/open-store.js';
 import type { OutboxStore } from '../store/outbox-types.js';
+import type { RetentionStore } from '../store/retention-types.js';
 import type { Store } from '../store/store.js';
 
 /** A running service: its server, its store, and how to stop both. */
@@ -75,11 +77,13 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     );
   }
   const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null);
+  const pruner = startPruner(config, log, store);
   const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
     // Read at scrape time, once the dispatcher below exists.
     answerCache: () => dispatcher.cache,
+    ...(pruner === null ? {} : { retention: () => pruner }),
     ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
   });
   const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, log);
@@ -115,6 +119,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     });
   } catch (err) {
     await outbox?.stop();
+    await pruner?.stop();
     await gate.close();
     if (ownStore) await store.close();
     throw err;
@@ -138,6 +143,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         const clean = await drainer.drain({ graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs }, log);
         // The delivery in progress ends (and is recorded) while the store is still open.
         await outbox?.stop();
+        await pruner?.stop();
         await gate.close();
         await store.close();
         return clean;
@@ -180,6 +186,18 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null): Ou
   worker.start();
   log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
   return worker;
+}
+
+/**
+ * Prunes what outlived its retention, from this process (every instance and cluster worker runs
+ * one: batches skip rows another is pruning).
+ */
+function startPruner(config: Config, log: Logger, store: Store): Pruner | null {
+  const retention = (store as Partial<{ retention: RetentionStore }>).retention;
+  if (retention === undefined) return null;
+  const pruner = new Pruner(retention, retentionPolicy(config), log);
+  pruner.start();
+  return pruner;
 }
 
 /**

@@ -7,9 +7,10 @@ import { devicesCommand } from './devices-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { outboxCommand } from './outbox-command.js';
 import { hashKeyCommand } from './hash-key-command.js';
+import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
 
-const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, hashKeyCommand];
+const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, pruneCommand, hashKeyCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -2,7 +2,7 @@
  * `sis outbox`: the SMS messages AuthCode queued, for an operator. Codes are never printed and
  * phones only with their last two digits, as in the logs: this output ends up in tickets.
  */
-import { maskPhone } from '../outbox/outbox-worker.js';
+import { maskPhone } from '../store/phone-mask.js';
 import type { OutboxState } from '../store/outbox-types.js';
 import { optionValue, parseArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';
@@ -20,11 +20,15 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
 
   list    the newest messages first (default: the last 100), tab-separated with a header:
           id, state, attempts, phone, code, created_at, next_attempt_at, delivered_at,
-          last_error. Codes are shown as *** and phones with their last two digits only.
+          last_error. Codes are shown as *** and phones with their last two digits only
+          (a delivered message no longer holds its code or text at all, and its phone is
+          stored masked).
   retry   makes failed messages (those given by id, or all with --failed) pending again
           with a full round of attempts; the service sends them at its next poll. Pending
           and delivered messages are left alone: a delivered code is never sent twice.
-  stats   the number of pending, delivered and failed messages, tab-separated.
+  stats   the number of pending, delivered and failed messages, then for each table with
+          a retention (outbox, auth_codes) the rows it keeps now and the rows pruned so
+          far (by every process; see sis prune), tab-separated.
 
 Exit status: 0 done, 1 database error, 2 usage error.
 `;
@@ -109,7 +113,17 @@ export function createOutboxCommand(output: CommandOutput = processOutput): Comm
         if (problem !== null) return fail(problem);
         return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
           const counts = await store.outboxCounts();
-          output.stdout.write(`pending\t${counts.pending}\ndelivered\t${counts.delivered}\nfailed\t${counts.failed}\n`);
+          const kept = await store.retention.retentionCounts();
+          const lines: [string, number][] = [
+            ['pending', counts.pending],
+            ['delivered', counts.delivered],
+            ['failed', counts.failed],
+            ['outbox_kept', kept.outbox.kept],
+            ['outbox_pruned', kept.outbox.pruned],
+            ['auth_codes_kept', kept.auth_codes.kept],
+            ['auth_codes_pruned', kept.auth_codes.pruned],
+          ];
+          output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
           return 0;
         });
       }

@@ -9,6 +9,7 @@ import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
 import type { Config, SmsWebhook } from './config-types.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from './parse-settings.js';
+import { checkRetention, MAX_RETENTION_MS } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
 
 type Section<K extends keyof Config> = Pick<Config, K>;
@@ -110,6 +111,16 @@ export function smsSettings(r: SettingReader): Section<'authCodesPerHour' | 'sms
     );
   }
   return { authCodesPerHour: r.int('SIS_AUTH_CODES_PER_HOUR', 0, 1_000_000), smsMessage, smsWebhook, outbox };
+}
+
+/** How long personal data is kept; a code retention under the hourly window is refused while the limit is on. */
+export function retentionSettings(r: SettingReader, authCodesPerHour: number): Section<'retention'> {
+  const retention = {
+    authCodesMs: r.int('SIS_AUTH_CODE_RETENTION_MS', 0, MAX_RETENTION_MS),
+    outboxMs: r.int('SIS_OUTBOX_RETENTION_MS', 0, MAX_RETENTION_MS),
+  };
+  checkRetention(retention, authCodesPerHour, r.problems);
+  return { retention };
 }
 
 /** With leading and trailing slash ("/" or "/School/"). */

@@ -1,6 +1,7 @@
 /** The configuration as the service uses it, read and checked once at start (config.ts). */
 import type { ResultsMode } from '../operations/index.js';
 import type { RateLimit } from './parse-settings.js';
+import type { RetentionSettings } from './retention-settings.js';
 
 /** The SMS gateway AuthCode's messages are posted to. */
 export interface SmsWebhook {
@@ -86,4 +87,5 @@ export interface Config {
   /** Where codes are delivered; null: messages wait in the outbox. */
   readonly smsWebhook: SmsWebhook | null;
   readonly outbox: OutboxSettings;
+  readonly retention: RetentionSettings;
 }

@@ -7,12 +7,13 @@ import type { ResultsMode } from '../operations/index.js';
 import { mergeConfigFile } from './config-file.js';
 import type { Config } from './config-types.js';
 import type { RateLimit } from './parse-settings.js';
-import { accessSettings, databaseSettings, httpSettings, loggingSettings, smsSettings } from './config-sections.js';
+import { accessSettings, databaseSettings, httpSettings, loggingSettings, retentionSettings, smsSettings } from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
 export type { Config, OutboxSettings, SmsWebhook } from './config-types.js';
+export type { RetentionSettings } from './retention-settings.js';
 export type { RateLimit, ResultsMode };
 
 export class ConfigError extends Error {
@@ -30,12 +31,14 @@ export class ConfigError extends Error {
 export function loadConfig(processEnv: Env = process.env): Config {
   const merged = mergeConfigFile(processEnv);
   const r = new SettingReader(merged.env, merged.problems);
+  const sms = smsSettings(r);
   const config: Config = {
     ...httpSettings(r),
     ...databaseSettings(r),
     ...loggingSettings(r),
     ...accessSettings(r),
-    ...smsSettings(r),
+    ...sms,
+    ...retentionSettings(r, sms.authCodesPerHour),
     demoData: r.bool('SIS_DEMO_DATA'),
     helpTestForm: r.oneOf('SIS_HELP_TEST_FORM', ['local', 'all', 'off'] as const),
     results: r.oneOf('SIS_RESULTS', ['documented', 'extended'] as const),

@@ -56,6 +56,8 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_OUTBOX_MAX_ATTEMPTS', default: '8', meaning: 'delivery attempts before a message is marked failed' },
   { name: 'SIS_OUTBOX_BACKOFF_MS', default: '1000', meaning: 'delay before the 2nd attempt, doubled for each next one (at most 5 min)' },
   { name: 'SIS_OUTBOX_LEASE_MS', default: '30000', meaning: 'how long a claimed message is reserved for its worker' },
+  { name: 'SIS_AUTH_CODE_RETENTION_MS', default: '2592000000', meaning: 'how long accepted codes are kept (30 days; 0 = forever; at least an hour while the hourly limit is on)' },
+  { name: 'SIS_OUTBOX_RETENTION_MS', default: '2592000000', meaning: 'how long delivered and failed messages are kept (30 days; 0 = forever; pending ones always are)' },
 ];
 
 export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

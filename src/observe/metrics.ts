@@ -103,6 +103,8 @@ export interface MetricsOptions {
   readonly dbPoolMax?: number;
   /** The answer cache's counts, when there is one. */
   readonly answerCache?: () => { readonly hits: number; readonly misses: number; readonly bytes: number } | null;
+  /** Retention: rows per table at the last pruning round (null before it), rows this process pruned. */
+  readonly retention?: () => { readonly kept: Readonly<Record<string, number>> | null; readonly pruned: Readonly<Record<string, number>> };
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
@@ -165,8 +167,31 @@ export function createMetrics(services: readonly Service[], options: MetricsOpti
       },
     });
   }
+  if (options.retention !== undefined) registerRetention(registry, options.retention);
   collectDefaultMetrics({ register: registry });
   return { registry, requests };
+}
+
+function registerRetention(registry: Registry, retention: NonNullable<MetricsOptions['retention']>): void {
+  registry.registerMetric(
+    custom({
+      name: 'sis_retention_pruned_rows_total',
+      help: 'Rows removed by this process because they outlived their retention, by table.',
+      type: 'counter',
+      values: () => Object.entries(retention().pruned).map(([table, value]) => ({ labels: { table }, value })),
+    }),
+  );
+  new Gauge({
+    name: 'sis_retention_rows',
+    help: 'Rows kept in each table with a retention, as counted at the end of the last pruning round.',
+    labelNames: ['table'],
+    registers: [registry],
+    // Every worker counts the same database: the largest (newest under growth) rather than the sum.
+    aggregator: 'max',
+    collect() {
+      for (const [table, value] of Object.entries(retention().kept ?? {})) this.set({ table }, value);
+    },
+  });
 }
 
 /** A metric whose values are computed at scrape time; prom-client only calls `get()` on it. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { OutboxMessage, OutboxStore } from '../store/outbox-types.js';
+import { maskPhone } from '../store/phone-mask.js';
 import type { Deliver } from './webhook.js';
 
 export interface OutboxWorkerOptions {
@@ -105,9 +106,4 @@ export class OutboxWorker {
       }
     }
   }
-}
-
-/** Keeps the last two digits: enough to tell messages apart in a log, not to read a number. */
-export function maskPhone(phone: string): string {
-  return phone.replace(/\d(?=\d{2})/g, '*');
 }

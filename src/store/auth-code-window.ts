@@ -4,7 +4,9 @@
  */
 import type { AuthCodeOutcome } from './store.js';
 
-const HOUR_MS = 3_600_000;
+/** The window a code counts in; retention may never be shorter while the limit is on. */
+export const AUTH_CODE_WINDOW_MS = 3_600_000;
+const HOUR_MS = AUTH_CODE_WINDOW_MS;
 
 /** The oldest `created_at` that still counts against a code asked for at `at`. */
 export function windowStart(at: Date): string {

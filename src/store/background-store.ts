@@ -8,6 +8,9 @@ import type { OpenStoreOptions } from './open-store.js';
 import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
 import { forwardMethods } from './forward-store.js';
+import type { Around } from './forward-store.js';
+import { SqlRetention } from './sql-retention.js';
+import type { RetentionStore } from './retention-types.js';
 import { SqlStore } from './sql-store.js';
 import type { OutboxStore } from './outbox-types.js';
 import type { Store, StudentRecord } from './store.js';
@@ -37,11 +40,14 @@ export class BackgroundStore {
     // Callers that only use the store's methods never look at `opened`: its failure is theirs to read, not unhandled.
     this.opened.catch(() => undefined);
     // Until the store is open, every forwarded call fails with StoreNotReadyError (as a rejected promise).
-    const forwarded = forwardMethods<Record<string, unknown>>(SqlStore.prototype, () => this.#store!, (call) =>
-      this.#store === null ? Promise.reject(new StoreNotReadyError()) : call(),
-    );
+    const notReady: Around = (call) => (this.#store === null ? Promise.reject(new StoreNotReadyError()) : call());
+    const forwarded = forwardMethods<Record<string, unknown>>(SqlStore.prototype, () => this.#store!, notReady);
     for (const [name, method] of Object.entries(forwarded)) if (!(name in this)) Object.defineProperty(this, name, { value: method });
+    this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
   }
+
+  /** The opened store's retention; until then every call fails as the others do. */
+  readonly retention: RetentionStore;
 
   /** True once the database has answered and the store is open. */
   get ready(): boolean {

@@ -134,6 +134,27 @@ export const migrations: readonly Migration[] = [
       await sql`alter table students enable always trigger students_data_version`.execute(db);
     },
   },
+  {
+    version: 5,
+    name: 'retention: indexes by age, delivered texts to erase, pruned-row counts',
+    async up(db, dialect) {
+      // The pruner takes the oldest rows in small batches; without these it would scan whole tables.
+      await db.schema.createIndex('auth_codes_created').on('auth_codes').column('created_at').execute();
+      // Pending messages are never pruned, so they stay out of this index (the predicate is the pruner's, literally).
+      await sql`create index outbox_done_created on outbox (created_at, id) where state <> 'pending'`.execute(db);
+      // Delivered messages stored before texts were erased at delivery: empty once the pruner has erased them.
+      await sql`create index outbox_unerased on outbox (id) where state = 'delivered' and message <> ''`.execute(db);
+      // Counted in the transaction that removes the rows. Each PostgreSQL connection adds to one of a
+      // few slots (summed when read), so pruners of several instances do not queue on one counter row.
+      await db.schema
+        .createTable('pruned_rows')
+        .addColumn('table_name', 'text', (c) => c.notNull())
+        .addColumn('slot', 'integer', (c) => c.notNull())
+        .addColumn('pruned', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('pruned_rows_key', ['table_name', 'slot'])
+        .execute();
+    },
+  },
 ];
 
 export class MigrationError extends Error {

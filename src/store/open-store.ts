@@ -9,6 +9,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { postgresDataVersion, sqliteDataVersion } from './data-version.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
+import { sqliteRetention } from './sqlite-retention.js';
 import { reuseStatements } from './statement-cache.js';
 import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
@@ -59,6 +60,8 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       // Readers (the service) do not block the writer (an import) and the other way round.
       if (!memory) database.pragma('journal_mode = WAL');
       database.pragma('synchronous = NORMAL');
+      // Removed and erased rows (codes, phones) are overwritten with zeros, not left in free space.
+      database.pragma('secure_delete = ON');
     } catch (error) {
       database.close();
       throw error;
@@ -74,6 +77,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       dataVersion: sqliteDataVersion(directRead),
       // Prepared only once the tables exist (after migrating).
       directAuthCode: () => sqliteAuthCodeWriter(database),
+      directRetention: () => sqliteRetention(database),
       snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
       ...(readers ? { readers } : {}),
     });
@@ -126,12 +130,20 @@ async function ready(
   mode: 'apply' | 'require',
   reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'dataVersion'> & {
     readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
+    readonly directRetention?: () => NonNullable<SqlStoreOptions['directRetention']>;
   },
 ): Promise<SqlStore> {
   try {
     const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
-    const { directAuthCode, ...rest } = reads;
-    return new SqlStore(db, { dialect, lockScope, migrationsApplied: applied, ...rest, ...(directAuthCode ? { directAuthCode: directAuthCode() } : {}) });
+    const { directAuthCode, directRetention, ...rest } = reads;
+    return new SqlStore(db, {
+      dialect,
+      lockScope,
+      migrationsApplied: applied,
+      ...rest,
+      ...(directAuthCode ? { directAuthCode: directAuthCode() } : {}),
+      ...(directRetention ? { directRetention: directRetention() } : {}),
+    });
   } catch (error) {
     reads.readers?.close();
     await db.destroy();

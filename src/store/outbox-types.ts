@@ -8,7 +8,9 @@ export type OutboxState = 'pending' | 'delivered' | 'failed';
 
 export interface OutboxMessage {
   readonly id: number;
+  /** Masked (`+*********77`) once delivered. */
   readonly phone: string;
+  /** Empty once delivered: the code and text are erased as the message is marked delivered. */
   readonly code: string;
   readonly message: string;
   readonly state: OutboxState;
@@ -29,7 +31,7 @@ export type OutboxOutcome =
 export interface OutboxStore {
   /** Takes up to `limit` due messages for `worker` until `now + leaseMs`; counts the attempt. */
   claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]>;
-  /** Records an attempt's outcome; ignored when the lease is no longer this worker's. */
+  /** Records an attempt's outcome (delivered: code and text erased, phone masked); ignored when the lease is no longer this worker's. */
   finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void>;
   listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]>;
   /** Makes failed messages (all, or the given ids) pending again, due now; returns how many. */

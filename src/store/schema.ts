@@ -68,6 +68,14 @@ export interface OutboxTable {
   locked_until: Timestamp | null;
 }
 
+/** Rows pruned so far per table: the sum over its slots, each counted in the deleting transaction. */
+export interface PrunedRowsTable {
+  table_name: string;
+  slot: number;
+  /** bigint on PostgreSQL: read back as a string. */
+  pruned: number | string;
+}
+
 export interface MigrationsTable {
   version: number;
   name: string;
@@ -88,6 +96,7 @@ export interface Database {
   marks: MarksTable;
   push_settings: PushSettingsTable;
   outbox: OutboxTable;
+  pruned_rows: PrunedRowsTable;
   sis_migrations: MigrationsTable;
   sis_data_versions: DataVersionsTable;
 }

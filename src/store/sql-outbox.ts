@@ -2,13 +2,16 @@
  * AuthCode's write and the SMS outbox, the same code for SQLite and PostgreSQL. A code is stored
  * and its message queued in one transaction, so an answered AuthCode always has a message that
  * some worker will deliver; workers claim messages under a lease (PostgreSQL: rows locked with
- * SKIP LOCKED, so two instances never take the same one) and record how each attempt ended.
+ * SKIP LOCKED, so two instances never take the same one) and record how each attempt ended; a
+ * delivered message keeps no code or text (retention: see sql-retention.ts for the rest).
  */
+import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
 import type { Database, DialectName, OutboxTable } from './schema.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
 import { refusal, windowStart } from './auth-code-window.js';
+import { MASKED_PHONE_SQL } from './phone-mask.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
@@ -100,9 +103,11 @@ export class SqlOutbox implements OutboxStore {
 
   async finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
     const released = { locked_by: null, locked_until: null };
+    // Delivered: the gateway has the code, so the row keeps only what `sis outbox` shows (code and
+    // text erased, phone masked), in the same update; failed ones keep theirs until retried or pruned.
     const values =
       outcome.state === 'delivered'
-        ? { ...released, state: 'delivered', delivered_at: outcome.at.toISOString() }
+        ? { ...released, state: 'delivered', delivered_at: outcome.at.toISOString(), code: '', message: '', phone: sql.raw<string>(MASKED_PHONE_SQL) }
         : outcome.state === 'pending'
           ? { ...released, next_attempt_at: outcome.nextAttemptAt.toISOString(), last_error: outcome.error.slice(0, MAX_ERROR_CHARS) }
           : { ...released, state: 'failed', last_error: outcome.error.slice(0, MAX_ERROR_CHARS) };

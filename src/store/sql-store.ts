@@ -11,9 +11,12 @@ import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './o
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
+import type { SqliteRetention } from './sqlite-retention.js';
+import { SqlRetention } from './sql-retention.js';
 import type { Database, DialectName } from './schema.js';
 import { Slots } from './slots.js';
 import { postgresSnapshot } from './snapshot-read.js';
+import { IMPORT_BATCH_ROWS, replaceMarks } from './replace-marks.js';
 import type { SqliteReaders } from './sqlite-readers.js';
 import { StudentLists } from './student-lists.js';
 import type {
@@ -29,8 +32,6 @@ import type {
 } from './store.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
-/** Rows per INSERT: 500 × 6 parameters stays far below SQLite's and PostgreSQL's parameter limits. */
-export const IMPORT_BATCH_ROWS = 500;
 
 export interface SqlStoreOptions {
   readonly dialect: DialectName;
@@ -44,6 +45,8 @@ export interface SqlStoreOptions {
   readonly dataVersion?: DataVersionReader;
   /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
   readonly directAuthCode?: DirectAuthCode;
+  /** SQLite only: retention's batches run synchronously (see sqlite-retention.ts). */
+  readonly directRetention?: SqliteRetention;
   /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
   readonly readers?: SqliteReaders;
   /** Most snapshot reads (streamed lists) open at once; more wait their turn (default 4). */
@@ -60,6 +63,8 @@ export class SqlStore implements Store, OutboxStore {
   readonly migrationsApplied: readonly number[];
   /** Counts, listings, device edits, streamed import and export: for the admin CLI. */
   readonly admin: SqlAdmin;
+  /** Pruning old rows and erasing delivered texts: for the pruner and `sis prune`. */
+  readonly retention: SqlRetention;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
@@ -86,6 +91,7 @@ export class SqlStore implements Store, OutboxStore {
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
+    this.retention = new SqlRetention(db, options.dialect, options.directRetention);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
     const readers = options.readers;
@@ -283,19 +289,5 @@ export class SqlStore implements Store, OutboxStore {
       await this.#db.destroy();
     })();
     return this.#closed;
-  }
-}
-
-/** Each student the marks name has exactly these marks afterwards, in the given order (after every stored mark). */
-async function replaceMarks(trx: Kysely<Database>, marks: readonly MarkRecord[]): Promise<void> {
-  const named = [...new Set(marks.map((m) => m.id_student))];
-  for (let start = 0; start < named.length; start += IMPORT_BATCH_ROWS) {
-    await trx.deleteFrom('marks').where('id_student', 'in', named.slice(start, start + IMPORT_BATCH_ROWS)).execute();
-  }
-  const top = await trx.selectFrom('marks').select(sql<number | string | bigint | null>`max(seq)`.as('top')).executeTakeFirst();
-  const base = Number(top?.top ?? 0) + 1;
-  for (let start = 0; start < marks.length; start += IMPORT_BATCH_ROWS) {
-    const rows = marks.slice(start, start + IMPORT_BATCH_ROWS).map((m, i) => ({ ...m, seq: base + start + i }));
-    await trx.insertInto('marks').values(rows).execute();
   }
 }

@@ -39,7 +39,11 @@ export function startServe(databaseUrl: string, extra: Record<string, string> = 
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "listening" line within 15 s; stderr: ${stderr}`)), 15_000);
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`)));
+    child.once('exit', (code) => {
+      // The time-out would otherwise keep the test process alive for its full 15 s.
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening; stderr: ${stderr}`));
+    });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
       let entry: Record<string, unknown>;

@@ -1,0 +1,180 @@
+/**
+ * Retention: removes accepted codes, and delivered or failed messages, once older than their
+ * retention (pending messages never), and erases the texts of delivered messages stored before
+ * texts were erased at delivery. Every service process runs rounds (one at start, then every
+ * minute); `sis prune` runs one on demand.
+ *
+ * A backlog goes in small batches, each its own short transaction, with a pause after each of a
+ * few times what the batch took (at least `minPauseMs`): the write lock is never held for more than
+ * a batch, and pruning takes a bounded share of the database's time however large the backlog.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
+import { StoreNotReadyError } from '../store/background-store.js';
+import type { RetentionStore, RetentionTable } from '../store/retention-types.js';
+import { RETENTION_TABLES } from '../store/retention-types.js';
+
+export interface RetentionPolicy {
+  /** How long each table's rows are kept, in milliseconds; 0: forever. */
+  readonly keepMs: Readonly<Record<RetentionTable, number>>;
+  /** Codes younger than this are never removed, whatever is asked: the hourly limit counts them (0 when it is off). */
+  readonly authCodeFloorMs: number;
+}
+
+export interface PrunerOptions {
+  /** Between the end of a round and the start of the next. */
+  readonly intervalMs: number;
+  /** Rows per batch (one transaction). */
+  readonly batchRows: number;
+  /** The pause after a full batch is this many times the batch's duration... */
+  readonly pauseFactor: number;
+  /** ...and at least this long. */
+  readonly minPauseMs: number;
+}
+
+export const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { intervalMs: 60_000, batchRows: 500, pauseFactor: 4, minPauseMs: 10 };
+
+/** What a round did to one table: rows created before `before` removed (or, in a dry run, to remove). */
+export interface TablePrune {
+  readonly before: Date;
+  readonly removed: number;
+}
+
+export interface PruneReport {
+  /** Null for a table kept forever (its retention is 0 and no `olderThanMs` was given). */
+  readonly tables: Readonly<Record<RetentionTable, TablePrune | null>>;
+  /** Delivered messages whose text was erased now (or, in a dry run, still to erase). */
+  readonly erased: number;
+}
+
+export interface PruneRequest {
+  /** Instead of the configured retentions, for both tables (the auth-code floor still holds). */
+  readonly olderThanMs?: number;
+  /** Count what would be removed and erased; change nothing. */
+  readonly dryRun?: boolean;
+}
+
+export class Pruner {
+  /** Rows this process removed, per table (for /metrics). */
+  readonly pruned: Record<RetentionTable, number> = { auth_codes: 0, outbox: 0 };
+  /** Rows in each table, counted at the end of the last round; null before the first. */
+  kept: Readonly<Record<RetentionTable, number>> | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private endPause: (() => void) | null = null;
+
+  constructor(
+    private readonly store: RetentionStore,
+    private readonly policy: RetentionPolicy,
+    private readonly log: Logger | null,
+    private readonly options: PrunerOptions = DEFAULT_PRUNER_OPTIONS,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Each table's cut-off for a round at `now`, or null when the table is kept forever. */
+  cutoffs(now: Date, olderThanMs?: number): Readonly<Record<RetentionTable, Date | null>> {
+    const cutoff = (table: RetentionTable): Date | null => {
+      const keepMs = olderThanMs ?? this.policy.keepMs[table];
+      if (olderThanMs === undefined && keepMs === 0) return null;
+      const floorMs = table === 'auth_codes' ? this.policy.authCodeFloorMs : 0;
+      return new Date(now.getTime() - Math.max(keepMs, floorMs));
+    };
+    return { auth_codes: cutoff('auth_codes'), outbox: cutoff('outbox') };
+  }
+
+  /** One round: every table to its cut-off, in batches, then the leftover delivered texts. */
+  async prune(request: PruneRequest = {}): Promise<PruneReport> {
+    const dryRun = request.dryRun === true;
+    const cutoffs = this.cutoffs(this.now(), request.olderThanMs);
+    const tables: Record<RetentionTable, TablePrune | null> = { auth_codes: null, outbox: null };
+    for (const table of RETENTION_TABLES) {
+      const before = cutoffs[table];
+      if (before === null) continue;
+      const removed = dryRun
+        ? await this.store.countPrunable(table, before)
+        : await this.batches(() => this.store.pruneBatch(table, before, this.options.batchRows), (n) => (this.pruned[table] += n));
+      tables[table] = { before, removed };
+    }
+    const erased = dryRun ? await this.store.countUnerased() : await this.batches(() => this.store.eraseDelivered(this.options.batchRows));
+    return { tables, erased };
+  }
+
+  /** Runs a round now, then one every `intervalMs`. */
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops between two batches and waits for the batch in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.endPause?.();
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.round().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(this.options.intervalMs);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async round(): Promise<void> {
+    const started = performance.now();
+    try {
+      const { tables, erased } = await this.prune();
+      const authCodes = tables.auth_codes?.removed ?? 0;
+      const outbox = tables.outbox?.removed ?? 0;
+      if (authCodes + outbox + erased > 0) {
+        this.log?.info({ authCodes, outbox, erased, ms: Math.round(performance.now() - started) }, 'retention: old rows pruned');
+      }
+      if (this.stopped) return;
+      // Also after a round with nothing to prune: delivered texts erased since the last one leave the log.
+      await this.store.compactLog();
+      const counts = await this.store.retentionCounts();
+      this.kept = { auth_codes: counts.auth_codes.kept, outbox: counts.outbox.kept };
+    } catch (err) {
+      // A database not reachable yet is reported by the store's own retries.
+      if (!(err instanceof StoreNotReadyError)) this.log?.error({ err }, 'retention: pruning round failed; trying again at the next round');
+    }
+  }
+
+  /** Runs `batch` until it does less than a full batch (nothing left, or the rest is another instance's). */
+  private async batches(batch: () => Promise<number>, counted?: (n: number) => void): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const started = performance.now();
+      const n = await batch();
+      total += n;
+      counted?.(n);
+      if (n < this.options.batchRows || this.stopped) return total;
+      await this.pause(Math.max(this.options.minPauseMs, (performance.now() - started) * this.options.pauseFactor));
+    }
+  }
+
+  /** A wait that `stop()` cuts short. */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.endPause = done;
+    });
+    this.endPause = null;
+  }
+}
+
+/** The policy the settings describe. */
+export function retentionPolicy(config: Pick<Config, 'retention' | 'authCodesPerHour'>): RetentionPolicy {
+  const { authCodesMs, outboxMs } = config.retention;
+  return { keepMs: { auth_codes: authCodesMs, outbox: outboxMs }, authCodeFloorMs: config.authCodesPerHour > 0 ? AUTH_CODE_WINDOW_MS : 0 };
+}

@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { createLogger } from '../http/logger.js';
 import type { Logger } from '../http/logger.js';
-import { processSignals, runPrimary, workerMetrics, workerStop } from '../ops/cluster.js';
+import { processSignals, relayStartupFailure, runPrimary, workerMetrics, workerStop } from '../ops/cluster.js';
+import { describeStartupFailure, reportStartupFailure } from '../app/startup-errors.js';
 import { parseWorkers } from '../ops/parse-settings.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
 import type { Command } from './command.js';
@@ -22,7 +23,11 @@ Options:
 
 Health: GET /healthz, /readyz; metrics: GET /metrics.
 Stops gracefully on SIGTERM or SIGINT: every request received is answered first.
-Exit status: 0 stopped cleanly, 1 failed to start or requests cut at shutdown, 2 usage error.`;
+A failure at start is one line on stderr per problem, naming the thing and what to do.
+Exit status: 0 stopped cleanly; 1 an unexpected failure (run with LOG_LEVEL=debug for details) or
+requests cut at shutdown; 2 usage error; 65 the database is not usable or is newer than this
+program; 69 the address cannot be listened on; 77 a permission is missing (a database path,
+the PostgreSQL login); 78 invalid configuration (TLS files included) or no such PostgreSQL database.`;
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -39,6 +44,7 @@ export const serveCommand: Command = {
         return 2;
       }
     }
+    const report = (err: unknown, log: Logger | null): number => reportStartupFailure(err, { log, stderr: process.stderr, command: 'sis serve' });
     let config: Config;
     try {
       config = loadConfig(env);
@@ -48,10 +54,7 @@ export const serveCommand: Command = {
         config = { ...config, workers: parsed.value };
       }
     } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`${err.message}\n`);
-        return 1;
-      }
+      if (err instanceof ConfigError) return report(err, fallbackLogger(env));
       throw err;
     }
     const worker = cluster.isWorker ? { worker: cluster.worker?.id } : {};
@@ -60,33 +63,47 @@ export const serveCommand: Command = {
       if (cluster.isPrimary && config.workers > 1) return exitSoon(await runPrimary(config, log, config.workers, processSignals));
       return exitSoon(await serve(config, log));
     } catch (err) {
-      log.fatal({ err }, 'could not start');
-      return exitSoon(1);
+      if (!cluster.isWorker) return exitSoon(report(err, log));
+      // The primary says it once for all workers; the details stay here, at debug.
+      log.debug({ err }, 'could not start');
+      const failure = describeStartupFailure(err);
+      await relayStartupFailure(failure);
+      return exitSoon(failure.exitStatus);
     }
   },
 };
 
 /** One process (alone, or as a cluster worker): listen until a stop signal, then drain. */
 async function serve(config: Config, log: Logger): Promise<number> {
-  let fatal: (reason: string) => void = () => undefined;
-  const failed = new Promise<string>((resolve) => (fatal = resolve));
+  let fatal: (err: unknown) => void = () => undefined;
+  const failed = new Promise<{ readonly err: unknown }>((resolve) => (fatal = (err) => resolve({ err })));
   const app = await startApp(config, log, {
     ...(cluster.isWorker ? { metricsSource: workerMetrics } : {}),
-    onFatal: () => fatal('database'),
+    onFatal: (err) => fatal(err),
   });
   log.info({ url: app.url, database: redactDatabaseUrl(config.databaseUrl), pid: process.pid }, 'listening');
   const signal = await Promise.race([
     failed,
     cluster.isWorker ? workerStop(() => app.stopListening()) : new Promise<string>((resolve) => processSignals.once(resolve)),
   ]);
-  if (signal === 'database') {
+  if (typeof signal === 'object') {
+    // The database was never opened, and retrying cannot help: a start-up failure, reported as one.
     await app.close();
-    return 1;
+    throw signal.err;
   }
   log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining requests');
   const clean = await app.close();
   log.info({ clean }, 'stopped');
   return clean ? 0 : 1;
+}
+
+/** A logger for a failure before the configuration is known: LOG_LEVEL and SIS_LOG_FORMAT if they are valid. */
+function fallbackLogger(env: Readonly<Record<string, string | undefined>>): Logger {
+  const level = env['LOG_LEVEL']?.toLowerCase() ?? '';
+  const format = env['SIS_LOG_FORMAT']?.toLowerCase() ?? '';
+  return createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info', process.stdout, {
+    format: format === 'json' || format === 'pretty' ? format : 'auto',
+  });
 }
 
 /** The exit code, and an exit a moment later should a forgotten handle keep the process alive. */

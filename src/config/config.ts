@@ -3,13 +3,12 @@
  * Every wrong value is reported with its name and what is expected, all at once, so an operator
  * fixes them in one go. docs/operations.md lists every setting (src/ops/settings.ts).
  */
-import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
 import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
 import type { ResultsMode } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
 import { mergeConfigFile } from '../ops/config-file.js';
+import { loadTls } from './tls-files.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from '../ops/parse-settings.js';
 import type { Parsed, RateLimit } from '../ops/parse-settings.js';
 
@@ -286,33 +285,4 @@ function loadSmsWebhook(env: Env, timeoutMs: number, problems: string[]): SmsWeb
   if (!ok) problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '') problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
   return ok && secret !== '' ? { url, secret, timeoutMs } : null;
-}
-
-/** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */
-function loadTls(certPath: string | undefined, keyPath: string | undefined, problems: string[]): Config['tls'] {
-  const hasCert = certPath !== undefined && certPath !== '';
-  const hasKey = keyPath !== undefined && keyPath !== '';
-  if (!hasCert && !hasKey) return null;
-  if (!hasCert || !hasKey) {
-    problems.push(`${hasCert ? 'SIS_TLS_KEY' : 'SIS_TLS_CERT'}: required when ${hasCert ? 'SIS_TLS_CERT' : 'SIS_TLS_KEY'} is set`);
-    return null;
-  }
-  const read = (name: string, path: string): Buffer | null => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      problems.push(`${name}=${JSON.stringify(path)}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-      return null;
-    }
-  };
-  const cert = read('SIS_TLS_CERT', certPath);
-  const key = read('SIS_TLS_KEY', keyPath);
-  if (cert === null || key === null) return null;
-  try {
-    createSecureContext({ cert, key });
-  } catch (error) {
-    problems.push(`SIS_TLS_CERT/SIS_TLS_KEY: not a usable PEM certificate and matching key (${(error as Error).message})`);
-    return null;
-  }
-  return { cert, key };
 }

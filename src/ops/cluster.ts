@@ -12,6 +12,8 @@ import type { Logger } from '../http/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
 import type { MetricsText } from './ops-endpoints.js';
+import { RelayedStartupFailure } from '../app/startup-errors.js';
+import type { StartupFailure } from '../app/startup-errors.js';
 
 const METRICS_REQ = 'sis:metrics-req';
 const METRICS_RES = 'sis:metrics-res';
@@ -20,6 +22,13 @@ const STOP_LISTENING = 'sis:stop-listening';
 const LISTENER_CLOSED = 'sis:listener-closed';
 /** Primary -> worker: drain and exit. */
 const DRAIN = 'sis:drain';
+/** Worker -> primary: it could not start; the primary reports it once, for all. */
+const STARTUP_FAILED = 'sis:startup-failed';
+
+interface StartupFailedMessage {
+  readonly type: typeof STARTUP_FAILED;
+  readonly failure: StartupFailure;
+}
 
 interface Control {
   readonly type: typeof STOP_LISTENING | typeof LISTENER_CLOSED | typeof DRAIN;
@@ -53,14 +62,22 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
   const restarts: number[] = [];
   let stopping = false;
   let failed = false;
+  /** The first failure a worker reported at start: thrown once every worker is gone. */
+  let startupFailure: StartupFailure | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
 
   const fork = (): Worker => {
     const worker = cluster.fork({ SIS_DEMO_DATA: 'false' });
     worker.on('listening', () => listening.add(worker.id));
-    worker.on('message', (message: MetricsRequest | Control) => {
+    worker.on('message', (message: MetricsRequest | Control | StartupFailedMessage) => {
       if (message?.type === LISTENER_CLOSED) listenerClosed(worker);
+      if (message?.type === STARTUP_FAILED) {
+        startupFailure ??= message.failure;
+        // The failed worker waits for this kill, so its message is always read before its exit.
+        stopForFailure();
+        return;
+      }
       if (message?.type !== METRICS_REQ) return;
       const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
         if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
@@ -98,6 +115,13 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
     if (waitingFor.size === 0) drainAll();
   };
 
+  // Workers that listen drain as on a stop signal; those still starting have no request to answer.
+  const stopForFailure = (): void => {
+    failed = true;
+    stopAll('worker failure');
+    for (const worker of live()) if (!listening.has(worker.id)) worker.kill();
+  };
+
   cluster.on('exit', (worker, code, signal) => {
     const started = listening.delete(worker.id);
     if (stopping) {
@@ -112,9 +136,10 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
     while (restarts[0]! < now - 60_000) restarts.shift();
     if (!started || restarts.length > MAX_RESTARTS_PER_MINUTE) {
       // A worker that never listened will not do better on the next try (port taken, bad database).
-      log.fatal({ restarts: restarts.length }, started ? 'workers keep failing: stopping' : 'a worker failed to start: stopping');
-      failed = true;
-      stopAll('worker failure');
+      if (started) log.fatal({ restarts: restarts.length }, 'workers keep failing: stopping');
+      // A worker that died before listening without saying why: reported as the start's failure.
+      else startupFailure ??= unexplained(code, signal);
+      stopForFailure();
       return;
     }
     fork();
@@ -124,8 +149,35 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
   for (let i = 0; i < workers; i++) fork();
   log.info({ workers, pid: process.pid }, 'cluster primary started');
   await done;
+  if (startupFailure !== null) throw new RelayedStartupFailure(startupFailure);
   log.info('stopped');
   return failed ? 1 : 0;
+}
+
+function unexplained(code: number | null, signal: string | null): StartupFailure {
+  const how = signal === null ? `with status ${code}` : `on signal ${signal}`;
+  return {
+    code: 'ERR_STARTUP',
+    exitStatus: 1,
+    lines: [`cannot start: a worker process exited ${how} before it listened (run with LOG_LEVEL=debug for details)`],
+  };
+}
+
+/**
+ * In a worker that could not start: hands the failure to the primary, which reports it once for
+ * all workers, then waits for the primary to end this process (or 5 s, should it be gone).
+ */
+export function relayStartupFailure(failure: StartupFailure): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.send === undefined || !process.connected) return resolve();
+    const timer = setTimeout(resolve, 5000);
+    timer.unref();
+    process.once('disconnect', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    process.send({ type: STARTUP_FAILED, failure } satisfies StartupFailedMessage);
+  });
 }
 
 function live(): Worker[] {

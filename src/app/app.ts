@@ -5,11 +5,15 @@ import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
 import { createHttpServer } from '../http/server.js';
+import { listen } from './listen.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../http/logger.js';
 import type { AuthCodePolicy } from '../operations/context.js';
 import { servicesFor } from '../operations/index.js';
 import { CountedStore } from '../ops/counted-store.js';
+import { noteDatabaseFailure, watchDatabase } from '../ops/database-watch.js';
+import { DependencyHealth } from '../ops/dependency-health.js';
+import type { Problem } from '../ops/dependency-health.js';
 import { Drainer } from '../ops/drain.js';
 import { Gate } from '../ops/gate.js';
 import { createMetrics } from '../ops/metrics.js';
@@ -59,15 +63,16 @@ export interface AppOptions {
  */
 export async function startApp(config: Config, log: Logger, options: AppOptions = {}): Promise<App> {
   const ownStore = options.store === undefined;
-  const store = options.store ?? (await openOwnStore(config, log, options.onFatal));
-  const counted = new CountedStore(store);
+  const health = new DependencyHealth(log);
+  const store = options.store ?? (await openOwnStore(config, log, health, options.onFatal));
+  const counted = new CountedStore(store, watchDatabase(health));
   const services = servicesFor(config.results);
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(
       'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',
     );
   }
-  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null);
+  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null, health);
   const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -75,7 +80,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     answerCache: () => dispatcher.cache,
     ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
   });
-  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, log);
+  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
   const gate = new Gate(
     config,
     limiter,
@@ -84,7 +89,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const state: ServerState = { draining: false };
   const metrics =
     options.metricsSource?.(registry) ?? (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
-  const ops = new OpsEndpoints({ store, log, draining: () => state.draining, metrics });
+  const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
   const authCodes: AuthCodePolicy = {
     maxPerHour: config.authCodesPerHour,
     message: (code) => config.smsMessage.split('{code}').join(code),
@@ -99,13 +104,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, config.port, config.host);
   } catch (err) {
     await outbox?.stop();
     await gate.close();
@@ -154,7 +153,7 @@ function isOutboxStore(store: Store): store is Store & OutboxStore {
  * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
  * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
  */
-function startOutbox(config: Config, log: Logger, store: OutboxStore | null): OutboxWorker | null {
+function startOutbox(config: Config, log: Logger, store: OutboxStore | null, health: DependencyHealth): OutboxWorker | null {
   const webhook = config.smsWebhook;
   if (webhook === null) {
     log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
@@ -169,22 +168,32 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null): Ou
     // Doubling from the base, capped at 5 minutes (or at the base itself when that is longer).
     backoffMs: (attempt) => Math.max(backoffMs, Math.min(backoffMs * 2 ** (attempt - 1), 300_000)),
     batch: 20,
+    health,
   });
   worker.start();
   log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
   return worker;
 }
 
+const NOT_REACHABLE_YET: Problem = {
+  what: 'not reachable yet',
+  level: 'warn',
+  meanwhile: 'the service listens, answers requests that need it with a server fault and /readyz with 503, and retries with back-off',
+};
+
 /**
  * SQLite opens at once (a local file). PostgreSQL may not be up yet: the service starts anyway,
  * answers the documented server fault and reports not ready (/readyz) while it retries with
  * back-off, then loads the demo data once the database answers.
  */
-async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown) => void): Promise<Store> {
+async function openOwnStore(config: Config, log: Logger, health: DependencyHealth, onFatal?: (err: unknown) => void): Promise<Store> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
-    onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
+    // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
+    onBackgroundError: (err) => {
+      if (!noteDatabaseFailure(health, err)) log.warn({ err }, 'database connection error (the pool replaces the connection)');
+    },
   };
   const loadDemo = async (store: Store): Promise<void> => {
     if (config.demoData && (await store.isEmpty())) {
@@ -198,22 +207,34 @@ async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown
     return store;
   }
   // When the database answers at once, start as before: listening means ready. Only when the
-  // first attempt fails does the service start without it and keep retrying in the background.
+  // first attempt fails with what time may cure (the server not up yet) does the service start
+  // without it and keep retrying in the background; a refused login or a missing database stops
+  // the start at once, as retrying would not help.
   let firstFailure: () => void = () => undefined;
-  const failedOnce = new Promise<void>((resolve) => (firstFailure = resolve));
+  const failedOnce = new Promise<'retrying'>((resolve) => (firstFailure = () => resolve('retrying')));
   const store = new BackgroundStore(config.databaseUrl, options, {
     onAttemptFailed: ({ error, attempt, delayMs }) => {
-      log.warn({ err: error, attempt, retryInMs: Math.round(delayMs) }, 'database not reachable yet: retrying');
+      // One line when it starts, one when it ends (health.database.worked below); the attempts between at debug.
+      health.database.failed(NOT_REACHABLE_YET, error);
+      log.debug({ err: error, attempt, retryInMs: Math.round(delayMs) }, 'database not reachable yet: retrying');
       firstFailure();
     },
   });
-  const opened = store.opened.then(
-    (ready) => loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded')),
+  const first = await Promise.race([store.opened.then(() => 'open' as const, (err: unknown) => ({ err })), failedOnce]);
+  if (typeof first === 'object') {
+    await store.close();
+    throw first.err;
+  }
+  store.opened.then(
+    (ready) => {
+      health.database.worked();
+      return loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded'));
+    },
+    // Opened later, then refused (the server came up, but with another password): the process
+    // exits. Not when the store was closed while still trying (a stop signal).
     (err: unknown) => {
-      log.fatal({ err }, 'the database cannot be opened, and retrying will not help');
-      onFatal?.(err);
+      if (!(err instanceof Error && err.name === 'AbortError')) onFatal?.(err);
     },
   );
-  await Promise.race([opened, failedOnce]);
   return store;
 }

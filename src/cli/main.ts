@@ -8,8 +8,9 @@ import { migrateCommand } from './migrate-command.js';
 import { outboxCommand } from './outbox-command.js';
 import { hashKeyCommand } from '../ops/hash-key-command.js';
 import { serveCommand } from './serve-command.js';
+import { checkCommand } from './check-command.js';
 
-const commands: readonly Command[] = [serveCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, hashKeyCommand];
+const commands: readonly Command[] = [serveCommand, checkCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, hashKeyCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -10,6 +10,7 @@ import type { RequestMetrics } from '../ops/metrics.js';
 import { opsPath } from '../ops/ops-endpoints.js';
 import type { OpsEndpoints } from '../ops/ops-endpoints.js';
 import { redactUrl } from '../ops/redact.js';
+import { databaseCondition } from '../store/db-errors.js';
 import { HttpExchange } from './http-exchange.js';
 import { isStreamed } from '../xml/chunked-text.js';
 import { writeReply } from './write-reply.js';
@@ -72,8 +73,13 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
       metrics.inFlight--;
       metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
     }
-    if (outcome.cause !== undefined) log.error({ ...logEntry(ex, outcome, seconds), err: outcome.cause }, 'operation failed');
-    else if (end.kind === 'failed') {
+    if (outcome.cause !== undefined) {
+      // A database that is down, full or read-only is logged once, as a state change (ops/database-watch.ts);
+      // each request it fails is an ordinary request line.
+      const database = databaseCondition(outcome.cause);
+      if (database === null) log.error({ ...logEntry(ex, outcome, seconds), err: outcome.cause }, 'operation failed');
+      else if (log.isLevelEnabled('info')) log.info({ ...logEntry(ex, outcome, seconds), database }, 'request');
+    } else if (end.kind === 'failed') {
       log.error({ ...logEntry(ex, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
     } else if (end.kind !== 'sent') {
       log.warn({ ...logEntry(ex, outcome, seconds), end: end.kind }, 'streamed answer not taken to its end; connection cut');

@@ -10,6 +10,12 @@ import type {
   StudentRecord,
 } from '../store/store.js';
 
+/** Told how each call ended: the database's state is watched through them (database-watch.ts). */
+export interface StoreObserver {
+  succeeded(write: boolean): void;
+  failed(error: unknown): void;
+}
+
 /**
  * A Store that counts its calls in progress, for the `sis_db_calls_in_flight` gauge: the store
  * does not expose its pool, and calls in progress are what the pool is busy with.
@@ -17,24 +23,38 @@ import type {
 export class CountedStore implements Store {
   inFlight = 0;
 
-  constructor(private readonly inner: Store) {}
+  constructor(
+    private readonly inner: Store,
+    private readonly observer: StoreObserver | null = null,
+  ) {}
 
   // Not an async function: the answer's promise is handed back as it is, with no extra hop.
-  private count<T>(call: () => Promise<T>): Promise<T> {
+  private count<T>(call: () => Promise<T>, write = false): Promise<T> {
     this.inFlight++;
     let pending: Promise<T>;
     try {
       pending = call();
     } catch (error) {
-      this.inFlight--;
+      this.#failed(error);
       return Promise.reject(error as Error);
     }
-    pending.then(this.#done, this.#done);
+    pending.then(write ? this.#wrote : this.#read, this.#failed);
     return pending;
   }
 
-  readonly #done = (): void => {
+  readonly #read = (): void => {
     this.inFlight--;
+    this.observer?.succeeded(false);
+  };
+
+  readonly #wrote = (): void => {
+    this.inFlight--;
+    this.observer?.succeeded(true);
+  };
+
+  readonly #failed = (error: unknown): void => {
+    this.inFlight--;
+    this.observer?.failed(error);
   };
 
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {
@@ -58,15 +78,15 @@ export class CountedStore implements Store {
   }
 
   acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
-    return this.count(() => this.inner.acceptAuthCode(request));
+    return this.count(() => this.inner.acceptAuthCode(request), true);
   }
 
   recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
-    return this.count(() => this.inner.recordAuthCode(code, phone, at));
+    return this.count(() => this.inner.recordAuthCode(code, phone, at), true);
   }
 
   importDataset(dataset: Dataset, options?: ImportOptions): Promise<ImportReport> {
-    return this.count(() => this.inner.importDataset(dataset, options));
+    return this.count(() => this.inner.importDataset(dataset, options), true);
   }
 
   dataVersion(): string | null {

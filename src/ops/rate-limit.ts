@@ -4,7 +4,7 @@
  * A Redis that cannot be reached lets requests through: the limit protects the service, it must
  * not become the reason it is down.
  */
-import type { Logger } from '../http/logger.js';
+import type { Dependency } from './dependency-health.js';
 import type { RateLimit } from './parse-settings.js';
 
 export interface RateDecision {
@@ -50,11 +50,12 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, log: Logger): Promise<RateLimiter> {
+/** `redis` is the state Redis's failures and recoveries are told to (logged once per change). */
+export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, redis: Dependency): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, log);
+  const limiter = new RedisRateLimiter(redisUrl, rule, redis);
   await limiter.start();
   return limiter;
 }

@@ -175,10 +175,12 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null, hea
   return worker;
 }
 
+/** As database-watch.ts's "unavailable" (requests failing meanwhile add no line), worded for the start. */
 const NOT_REACHABLE_YET: Problem = {
-  what: 'not reachable yet',
+  what: 'unavailable',
   level: 'warn',
-  meanwhile: 'the service listens, answers requests that need it with a server fault and /readyz with 503, and retries with back-off',
+  meanwhile:
+    'not reachable at start; the service listens anyway, answers requests that need it with a server fault and /readyz with 503, and retries with back-off',
 };
 
 /**

@@ -21,10 +21,10 @@ Checks, without changing anything, what \`sis serve\` needs, with the same setti
 and SIS_CONFIG_FILE), one line each:
 
   configuration  every setting is valid (TLS files included)
-  database       it opens (SQLite read-only; PostgreSQL in read-only transactions), the service's
-                 user may write the SQLite file and its directory; its schema is current, or the
-                 migrations that start or \`sis migrate\` will apply; a schema newer than this
-                 program fails
+  database       it opens and answers, reading only (SQLite: a query_only connection; PostgreSQL:
+                 read-only transactions); the service's user may write the SQLite file and its
+                 directory; its schema is current, or the migrations that the start or
+                 \`sis migrate\` will apply are listed; a schema newer than this program fails
   tls            the certificate and key load, match and the certificate is valid today
   redis          SIS_REDIS_URL answers PING (skipped when unset)
   sms gateway    SIS_SMS_WEBHOOK_URL answers a HEAD request below 500; no message is sent

@@ -14,12 +14,12 @@ const UNAVAILABLE: Problem = {
     'requests that need it are answered with a server fault (HTTP 500) and /readyz answers 503 until it answers again; check the database server and the network',
 };
 const DISK_FULL: Problem = {
-  what: 'failing: disk full',
+  what: 'failing (disk full)',
   level: 'error',
   meanwhile: 'AuthCode (every write) is answered with a server fault, reads are still answered; free space on the disk that holds the database',
 };
 const READ_ONLY: Problem = {
-  what: 'failing: the database is read-only',
+  what: 'failing (the database is read-only)',
   level: 'error',
   meanwhile:
     'AuthCode (every write) is answered with a server fault, reads are still answered; point SIS_DATABASE_URL at a writable database (a PostgreSQL primary, not a standby) or check the file system',

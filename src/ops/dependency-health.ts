@@ -1,7 +1,7 @@
 /**
  * What the running service depends on (the database, Redis, the SMS gateway), each in a state
  * logged once when it changes: at error or warn when a dependency fails, saying what is affected
- * and what happens meanwhile, and at warn when it works again. Requests that meet a known failure
+ * and what happens meanwhile, and at warn when it is back to normal. Requests that meet a known failure
  * are not logged one by one at those levels. /readyz reads the states.
  */
 import type { Logger } from '../http/logger.js';
@@ -52,7 +52,7 @@ export class Dependency {
     const seconds = Math.round((Date.now() - this.#since) / 1000);
     this.log.warn(
       { dependency: this.name, was: was.what, downSeconds: seconds, failures: this.#failures },
-      `${this.name} works again after ${seconds} s (${this.#failures} failed ${this.#failures === 1 ? 'call' : 'calls'} meanwhile)`,
+      `${this.name} back to normal after ${seconds} s (${this.#failures} failed ${this.#failures === 1 ? 'call' : 'calls'} meanwhile)`,
     );
   }
 }

@@ -1,7 +1,7 @@
 /**
- * Looks at the database `sis check` is pointed at without changing it: SQLite through a read-only
- * connection (after checking the service's user could write the file and its directory), PostgreSQL
- * in read-only transactions. Says where its schema stands; failures are the start-up errors the
+ * Looks at the database `sis check` is pointed at without changing it: SQLite through a connection
+ * that may only read (query_only; after checking the service's user could write the file and its
+ * directory), PostgreSQL in read-only transactions. Says where its schema stands; failures are the start-up errors the
  * service would meet (open-errors.ts), so the check and the start say the same thing.
  */
 import { existsSync } from 'node:fs';
@@ -32,7 +32,10 @@ export async function inspectDatabase(url: string, connectTimeoutMs = 5000): Pro
     if (!existsSync(path)) return { state: 'missing', path };
     let database: BetterSqlite3.Database | null = null;
     try {
-      database = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 2000 });
+      // A read-write connection that may only read: a read-only one would leave the -wal and -shm
+      // files behind, owned by whoever ran the check (root?), and the service's user could not use them.
+      database = new BetterSqlite3(path, { fileMustExist: true, timeout: 2000 });
+      database.pragma('query_only = ON');
       const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
       return { ...(await schemaStatus(db)), where: path };
     } catch (error) {

@@ -6,7 +6,7 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../http/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
@@ -49,14 +49,7 @@ interface MetricsResponse {
 const MAX_RESTARTS_PER_MINUTE = 10;
 
 export async function runPrimary(config: Config, log: Logger, workers: number, signals: SignalSource): Promise<number> {
-  // Migrate and seed once, before any worker opens the database.
-  const store = await openStore(config.databaseUrl, { poolSize: 1 });
-  try {
-    if (config.demoData && (await store.isEmpty())) log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
-  } finally {
-    await store.close();
-  }
-
+  await prepareDatabase(config, log);
   const aggregator = new AggregatorRegistry();
   const listening = new Set<number>();
   const restarts: number[] = [];
@@ -78,14 +71,7 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
         stopForFailure();
         return;
       }
-      if (message?.type !== METRICS_REQ) return;
-      const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
-        if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
-      };
-      aggregator.clusterMetrics().then(
-        (body) => reply({ text: { contentType: aggregator.contentType, body } }),
-        (err: Error) => reply({ error: err.message }),
-      );
+      if (message?.type === METRICS_REQ) answerMetrics(aggregator, worker, message);
     });
     return worker;
   };
@@ -130,19 +116,18 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
       if (live().length === 0) resolveDone();
       return;
     }
+    if (!started) {
+      // Died before listening without saying why: the start's failure (the next would fare no better).
+      startupFailure ??= unexplained(code, signal);
+      return stopForFailure();
+    }
     log.error({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker stopped unexpectedly');
     const now = Date.now();
     restarts.push(now);
     while (restarts[0]! < now - 60_000) restarts.shift();
-    if (!started || restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      // A worker that never listened will not do better on the next try (port taken, bad database).
-      if (started) log.fatal({ restarts: restarts.length }, 'workers keep failing: stopping');
-      // A worker that died before listening without saying why: reported as the start's failure.
-      else startupFailure ??= unexplained(code, signal);
-      stopForFailure();
-      return;
-    }
-    fork();
+    if (restarts.length <= MAX_RESTARTS_PER_MINUTE) return void fork();
+    log.fatal({ restarts: restarts.length }, 'workers keep failing: stopping');
+    stopForFailure();
   });
 
   signals.once((signal) => stopAll(signal));
@@ -152,6 +137,27 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
   if (startupFailure !== null) throw new RelayedStartupFailure(startupFailure);
   log.info('stopped');
   return failed ? 1 : 0;
+}
+
+/** Migrates and seeds once, before any worker opens the database. */
+async function prepareDatabase(config: Config, log: Logger): Promise<void> {
+  const store = await openStore(config.databaseUrl, { poolSize: 1 });
+  try {
+    if (config.demoData && (await store.isEmpty())) log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
+  } finally {
+    await store.close();
+  }
+}
+
+/** A worker's /metrics: every worker's registry, gathered here. */
+function answerMetrics(aggregator: AggregatorRegistry<RegistryContentType>, worker: Worker, message: MetricsRequest): void {
+  const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
+    if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
+  };
+  aggregator.clusterMetrics().then(
+    (body) => reply({ text: { contentType: aggregator.contentType, body } }),
+    (err: Error) => reply({ error: err.message }),
+  );
 }
 
 function unexplained(code: number | null, signal: string | null): StartupFailure {

@@ -67,8 +67,9 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
       if (message?.type === LISTENER_CLOSED) listenerClosed(worker);
       if (message?.type === STARTUP_FAILED) {
         startupFailure ??= message.failure;
-        // The failed worker waits for this kill, so its message is always read before its exit.
         stopForFailure();
+        // It waits for this (its app is closed), so its message is always read before its exit.
+        worker.kill();
         return;
       }
       if (message?.type === METRICS_REQ) answerMetrics(aggregator, worker, message);

@@ -196,7 +196,7 @@ describe('sis serve: graceful shutdown', () => {
     assert.deepEqual(s.lines.at(-1)?.['clean'], true);
   });
 
-  it('a bad setting stops the start with one message per problem and exit 1', async () => {
+  it('a bad setting stops the start with one line per problem and exit 78 (EX_CONFIG)', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: { PATH: process.env['PATH'] ?? '', PORT: 'eighty', SIS_RATE_LIMIT: 'lots', SIS_ALLOW_FROM: '10.0.0.0/33', SIS_WORKERS: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -204,9 +204,10 @@ describe('sis serve: graceful shutdown', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    assert.equal(code, 1);
-    const problems = stderr.split('\n').filter((l) => l.startsWith('  - '));
+    assert.equal(code, 78);
+    const problems = stderr.split('\n').filter((l) => l !== '');
     assert.equal(problems.length, 4, stderr);
+    for (const line of problems) assert.match(line, /^sis serve: invalid configuration: /);
     for (const name of ['PORT', 'SIS_RATE_LIMIT', 'SIS_ALLOW_FROM', 'SIS_WORKERS']) assert.ok(problems.some((p) => p.includes(name)), name);
   });
 });

@@ -131,7 +131,7 @@ describe('retention settings at start', () => {
     const db = await storeTargets[0]!.fresh();
     await assert.rejects(
       startServe(db.url, { SIS_AUTH_CODE_RETENTION_MS: '600000' }),
-      /exited with 1 before listening; stderr: Invalid configuration:\n {2}- SIS_AUTH_CODE_RETENTION_MS=600000: expected at least 3600000 \(one hour\) while SIS_AUTH_CODES_PER_HOUR is on/,
+      /exited with 78 before listening; stderr: sis serve: invalid configuration: SIS_AUTH_CODE_RETENTION_MS=600000: expected at least 3600000 \(one hour\) while SIS_AUTH_CODES_PER_HOUR is on/,
     );
   });
 });

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { OPERATION_FAILED } from '../src/bindings/dispatch.js';
 import { BackgroundStore, StoreNotReadyError } from '../src/store/background-store.js';
 import { DatabaseUrlError } from '../src/store/database-url.js';
+import { DatabaseMissingError } from '../src/errors/startup-errors.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { isTransientDatabaseError, openStoreWithRetry } from '../src/store/open-retry.js';
 import type { AttemptFailure } from '../src/store/open-retry.js';
@@ -97,7 +98,7 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     let attempts = 0;
     const missing = new URL(postgresUrl);
     missing.pathname = '/sis_no_such_database';
-    await assert.rejects(openStoreWithRetry(missing.toString(), {}, { onAttemptFailed: () => attempts++ }), /does not exist/);
+    await assert.rejects(openStoreWithRetry(missing.toString(), {}, { onAttemptFailed: () => attempts++ }), DatabaseMissingError);
     await assert.rejects(openStoreWithRetry('mysql://h/db', {}, { onAttemptFailed: () => attempts++ }), DatabaseUrlError);
     assert.equal(attempts, 0);
   });

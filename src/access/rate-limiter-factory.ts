@@ -3,16 +3,17 @@
  * share a limit. Apart from rate-limit.ts so that the Redis limiter, which builds on it, is not
  * imported back by it.
  */
-import type { Logger } from '../logging/logger.js';
+import type { Dependency } from '../observe/dependency-health.js';
 import type { RateLimit } from '../config/parse-settings.js';
 import { MemoryRateLimiter } from './rate-limit.js';
 import type { RateLimiter } from './rate-limit.js';
 
-export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, log: Logger): Promise<RateLimiter> {
+/** `redis` is the state Redis's failures and recoveries are told to (logged once per change). */
+export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, redis: Dependency): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, log);
+  const limiter = new RedisRateLimiter(redisUrl, rule, redis);
   await limiter.start();
   return limiter;
 }

@@ -1,10 +1,10 @@
 /**
  * The rate limit shared by instances: one INCR script per request in Redis. Loaded only when a
  * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
- * through, with one warning per 10 s.
+ * through; that is logged once when it starts and once when Redis answers again.
  */
 import { Redis } from 'ioredis';
-import type { Logger } from '../logging/logger.js';
+import type { Dependency, Problem } from '../observe/dependency-health.js';
 import type { RateLimit } from '../config/parse-settings.js';
 import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
@@ -19,17 +19,23 @@ return {n, ttl}`;
 
 type HitRedis = Redis & { sisHit(key: string, windowMs: number): Promise<[number, number]> };
 
+const UNREACHABLE: Problem = {
+  what: 'unreachable',
+  level: 'warn',
+  meanwhile:
+    'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again (it is retried); check SIS_REDIS_URL and the Redis server',
+};
+
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: HitRedis;
   private readonly prefix: string;
-  private lastWarning = 0;
   /** Requests let through because Redis did not answer (for metrics and tests). */
   failures = 0;
 
   constructor(
     url: string,
     private readonly rule: RateLimit,
-    private readonly log: Logger,
+    private readonly state: Dependency,
   ) {
     this.redis = new Redis(url, {
       lazyConnect: true,
@@ -40,7 +46,8 @@ export class RedisRateLimiter implements RateLimiter {
       connectTimeout: 2000,
     }) as HitRedis;
     this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-    this.redis.on('error', (err: Error) => this.warn(err));
+    this.redis.on('error', (err: Error) => this.state.failed(UNREACHABLE, err));
+    this.redis.on('ready', () => this.state.worked());
     // The rule is part of the key: instances with different rules do not share counts.
     this.prefix = `sis:rl:${rule.limit}/${rule.windowMs}:`;
   }
@@ -50,26 +57,20 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       await this.redis.connect();
     } catch (err) {
-      this.warn(err as Error);
+      this.state.failed(UNREACHABLE, err);
     }
   }
 
   async hit(address: string): Promise<RateDecision> {
     try {
       const [count, ttl] = await this.redis.sisHit(this.prefix + address, this.rule.windowMs);
+      this.state.worked();
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
     } catch (err) {
       this.failures++;
-      this.warn(err as Error);
+      this.state.failed(UNREACHABLE, err);
       return ALLOWED;
     }
-  }
-
-  private warn(err: Error): void {
-    const now = Date.now();
-    if (now - this.lastWarning < 10_000) return; // one line per 10 s, not one per request
-    this.lastWarning = now;
-    this.log.warn({ err }, 'rate limit: Redis unavailable, requests are let through');
   }
 
   async close(): Promise<void> {

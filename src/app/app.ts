@@ -6,6 +6,7 @@ import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { createHttpServer } from '../http/server.js';
+import { listen } from './listen.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
 import type { AuthCodePolicy } from '../operations/context.js';
@@ -16,6 +17,9 @@ import { Drainer } from '../http/drain.js';
 import { Gate } from '../access/gate.js';
 import { createMetrics } from '../observe/metrics.js';
 import { OpsEndpoints } from '../observe/ops-endpoints.js';
+import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
+import { DependencyHealth } from '../observe/dependency-health.js';
+import type { Problem } from '../observe/dependency-health.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
 import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
@@ -68,15 +72,16 @@ export interface AppOptions {
  */
 export async function startApp(config: Config, log: Logger, options: AppOptions = {}): Promise<App> {
   const ownStore = options.store === undefined;
-  const store = options.store ?? (await openOwnStore(config, log, options.onFatal));
-  const counted = countedStore(store);
+  const health = new DependencyHealth(log);
+  const store = options.store ?? (await openOwnStore(config, log, health, options.onFatal));
+  const counted = countedStore(store, watchDatabase(health));
   const services = groupServices(options.operations ?? operationsFor(config.results));
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(
       'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',
     );
   }
-  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null);
+  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null, health);
   const pruner = startPruner(config, log, store);
   const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
   const { registry, requests } = createMetrics(services, {
@@ -86,7 +91,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     ...(pruner === null ? {} : { retention: () => pruner }),
     ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
   });
-  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, log);
+  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
   const gate = new Gate(
     config,
     limiter,
@@ -95,7 +100,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const state: ServerState = { draining: false };
   const metrics =
     options.metricsSource?.(registry) ?? (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
-  const ops = new OpsEndpoints({ store, log, draining: () => state.draining, metrics });
+  const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
   const authCodes: AuthCodePolicy = {
     maxPerHour: config.authCodesPerHour,
     message: (code) => config.smsMessage.split('{code}').join(code),
@@ -110,13 +115,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, config.port, config.host);
   } catch (err) {
     await outbox?.stop();
     await pruner?.stop();
@@ -167,7 +166,7 @@ function isOutboxStore(store: Store): store is Store & OutboxStore {
  * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
  * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
  */
-function startOutbox(config: Config, log: Logger, store: OutboxStore | null): OutboxWorker | null {
+function startOutbox(config: Config, log: Logger, store: OutboxStore | null, health: DependencyHealth): OutboxWorker | null {
   const webhook = config.smsWebhook;
   if (webhook === null) {
     log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
@@ -182,11 +181,20 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null): Ou
     // Doubling from the base, capped at 5 minutes (or at the base itself when that is longer).
     backoffMs: (attempt) => Math.max(backoffMs, Math.min(backoffMs * 2 ** (attempt - 1), 300_000)),
     batch: 20,
+    health,
   });
   worker.start();
   log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
   return worker;
 }
+
+/** As database-watch.ts's "unavailable" (requests failing meanwhile add no line), worded for the start. */
+const NOT_REACHABLE_YET: Problem = {
+  what: 'unavailable',
+  level: 'warn',
+  meanwhile:
+    'not reachable at start; the service listens anyway, answers requests that need it with a server fault and /readyz with 503, and retries with back-off',
+};
 
 /**
  * Prunes what outlived its retention, from this process (every instance and cluster worker runs
@@ -205,11 +213,14 @@ function startPruner(config: Config, log: Logger, store: Store): Pruner | null {
  * answers the documented server fault and reports not ready (/readyz) while it retries with
  * back-off, then loads the demo data once the database answers.
  */
-async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown) => void): Promise<Store> {
+async function openOwnStore(config: Config, log: Logger, health: DependencyHealth, onFatal?: (err: unknown) => void): Promise<Store> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
-    onBackgroundError: (err) => log.error({ err }, 'database connection error (the pool replaces the connection)'),
+    // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
+    onBackgroundError: (err) => {
+      if (!noteDatabaseFailure(health, err)) log.warn({ err }, 'database connection error (the pool replaces the connection)');
+    },
   };
   const loadDemo = async (store: Store): Promise<void> => {
     if (config.demoData && (await store.isEmpty())) {
@@ -223,22 +234,34 @@ async function openOwnStore(config: Config, log: Logger, onFatal?: (err: unknown
     return store;
   }
   // When the database answers at once, start as before: listening means ready. Only when the
-  // first attempt fails does the service start without it and keep retrying in the background.
+  // first attempt fails with what time may cure (the server not up yet) does the service start
+  // without it and keep retrying in the background; a refused login or a missing database stops
+  // the start at once, as retrying would not help.
   let firstFailure: () => void = () => undefined;
-  const failedOnce = new Promise<void>((resolve) => (firstFailure = resolve));
+  const failedOnce = new Promise<'retrying'>((resolve) => (firstFailure = () => resolve('retrying')));
   const store = new BackgroundStore(config.databaseUrl, options, {
     onAttemptFailed: ({ error, attempt, delayMs }) => {
-      log.warn({ err: error, attempt, retryInMs: Math.round(delayMs) }, 'database not reachable yet: retrying');
+      // One line when it starts, one when it ends (health.database.worked below); the attempts between at debug.
+      health.database.failed(NOT_REACHABLE_YET, error);
+      log.debug({ err: error, attempt, retryInMs: Math.round(delayMs) }, 'database not reachable yet: retrying');
       firstFailure();
     },
   });
-  const opened = store.opened.then(
-    (ready) => loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded')),
+  const first = await Promise.race([store.opened.then(() => 'open' as const, (err: unknown) => ({ err })), failedOnce]);
+  if (typeof first === 'object') {
+    await store.close();
+    throw first.err;
+  }
+  store.opened.then(
+    (ready) => {
+      health.database.worked();
+      return loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded'));
+    },
+    // Opened later, then refused (the server came up, but with another password): the process
+    // exits. Not when the store was closed while still trying (a stop signal).
     (err: unknown) => {
-      log.fatal({ err }, 'the database cannot be opened, and retrying will not help');
-      onFatal?.(err);
+      if (!(err instanceof Error && err.name === 'AbortError')) onFatal?.(err);
     },
   );
-  await Promise.race([opened, failedOnce]);
   return store;
 }

@@ -6,12 +6,14 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
+import { RelayedStartupFailure } from './startup-errors.js';
+import type { StartupFailure } from './startup-errors.js';
 
 const METRICS_REQ = 'sis:metrics-req';
 const METRICS_RES = 'sis:metrics-res';
@@ -20,6 +22,13 @@ const STOP_LISTENING = 'sis:stop-listening';
 const LISTENER_CLOSED = 'sis:listener-closed';
 /** Primary -> worker: drain and exit. */
 const DRAIN = 'sis:drain';
+/** Worker -> primary: it could not start; the primary reports it once, for all. */
+const STARTUP_FAILED = 'sis:startup-failed';
+
+interface StartupFailedMessage {
+  readonly type: typeof STARTUP_FAILED;
+  readonly failure: StartupFailure;
+}
 
 interface Control {
   readonly type: typeof STOP_LISTENING | typeof LISTENER_CLOSED | typeof DRAIN;
@@ -40,35 +49,30 @@ interface MetricsResponse {
 const MAX_RESTARTS_PER_MINUTE = 10;
 
 export async function runPrimary(config: Config, log: Logger, workers: number, signals: SignalSource): Promise<number> {
-  // Migrate and seed once, before any worker opens the database.
-  const store = await openStore(config.databaseUrl, { poolSize: 1 });
-  try {
-    if (config.demoData && (await store.isEmpty())) log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
-  } finally {
-    await store.close();
-  }
-
+  await prepareDatabase(config, log);
   const aggregator = new AggregatorRegistry();
   const listening = new Set<number>();
   const restarts: number[] = [];
   let stopping = false;
   let failed = false;
+  /** The first failure a worker reported at start: thrown once every worker is gone. */
+  let startupFailure: StartupFailure | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
 
   const fork = (): Worker => {
     const worker = cluster.fork({ SIS_DEMO_DATA: 'false' });
     worker.on('listening', () => listening.add(worker.id));
-    worker.on('message', (message: MetricsRequest | Control) => {
+    worker.on('message', (message: MetricsRequest | Control | StartupFailedMessage) => {
       if (message?.type === LISTENER_CLOSED) listenerClosed(worker);
-      if (message?.type !== METRICS_REQ) return;
-      const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
-        if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
-      };
-      aggregator.clusterMetrics().then(
-        (body) => reply({ text: { contentType: aggregator.contentType, body } }),
-        (err: Error) => reply({ error: err.message }),
-      );
+      if (message?.type === STARTUP_FAILED) {
+        startupFailure ??= message.failure;
+        stopForFailure();
+        // It waits for this (its app is closed), so its message is always read before its exit.
+        worker.kill();
+        return;
+      }
+      if (message?.type === METRICS_REQ) answerMetrics(aggregator, worker, message);
     });
     return worker;
   };
@@ -98,6 +102,13 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
     if (waitingFor.size === 0) drainAll();
   };
 
+  // Workers that listen drain as on a stop signal; those still starting have no request to answer.
+  const stopForFailure = (): void => {
+    failed = true;
+    stopAll('worker failure');
+    for (const worker of live()) if (!listening.has(worker.id)) worker.kill();
+  };
+
   cluster.on('exit', (worker, code, signal) => {
     const started = listening.delete(worker.id);
     if (stopping) {
@@ -106,26 +117,74 @@ export async function runPrimary(config: Config, log: Logger, workers: number, s
       if (live().length === 0) resolveDone();
       return;
     }
+    if (!started) {
+      // Died before listening without saying why: the start's failure (the next would fare no better).
+      startupFailure ??= unexplained(code, signal);
+      return stopForFailure();
+    }
     log.error({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker stopped unexpectedly');
     const now = Date.now();
     restarts.push(now);
     while (restarts[0]! < now - 60_000) restarts.shift();
-    if (!started || restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      // A worker that never listened will not do better on the next try (port taken, bad database).
-      log.fatal({ restarts: restarts.length }, started ? 'workers keep failing: stopping' : 'a worker failed to start: stopping');
-      failed = true;
-      stopAll('worker failure');
-      return;
-    }
-    fork();
+    if (restarts.length <= MAX_RESTARTS_PER_MINUTE) return void fork();
+    log.fatal({ restarts: restarts.length }, 'workers keep failing: stopping');
+    stopForFailure();
   });
 
   signals.once((signal) => stopAll(signal));
   for (let i = 0; i < workers; i++) fork();
   log.info({ workers, pid: process.pid }, 'cluster primary started');
   await done;
+  if (startupFailure !== null) throw new RelayedStartupFailure(startupFailure);
   log.info('stopped');
   return failed ? 1 : 0;
+}
+
+/** Migrates and seeds once, before any worker opens the database. */
+async function prepareDatabase(config: Config, log: Logger): Promise<void> {
+  const store = await openStore(config.databaseUrl, { poolSize: 1 });
+  try {
+    if (config.demoData && (await store.isEmpty())) log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
+  } finally {
+    await store.close();
+  }
+}
+
+/** A worker's /metrics: every worker's registry, gathered here. */
+function answerMetrics(aggregator: AggregatorRegistry<RegistryContentType>, worker: Worker, message: MetricsRequest): void {
+  const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
+    if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
+  };
+  aggregator.clusterMetrics().then(
+    (body) => reply({ text: { contentType: aggregator.contentType, body } }),
+    (err: Error) => reply({ error: err.message }),
+  );
+}
+
+function unexplained(code: number | null, signal: string | null): StartupFailure {
+  const how = signal === null ? `with status ${code}` : `on signal ${signal}`;
+  return {
+    code: 'ERR_STARTUP',
+    exitStatus: 1,
+    lines: [`cannot start: a worker process exited ${how} before it listened (run with LOG_LEVEL=debug for details)`],
+  };
+}
+
+/**
+ * In a worker that could not start: hands the failure to the primary, which reports it once for
+ * all workers, then waits for the primary to end this process (or 5 s, should it be gone).
+ */
+export function relayStartupFailure(failure: StartupFailure): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.send === undefined || !process.connected) return resolve();
+    const timer = setTimeout(resolve, 5000);
+    timer.unref();
+    process.once('disconnect', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    process.send({ type: STARTUP_FAILED, failure } satisfies StartupFailedMessage);
+  });
 }
 
 function live(): Worker[] {

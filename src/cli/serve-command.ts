@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { createLogger, flushLog } from '../logging/logger.js';
 import type { Logger } from '../logging/logger.js';
-import { processSignals, runPrimary, workerMetrics, workerStop } from '../app/cluster.js';
+import { processSignals, relayStartupFailure, runPrimary, workerMetrics, workerStop } from '../app/cluster.js';
+import { describeStartupFailure, reportStartupFailure } from '../app/startup-errors.js';
 import { parseWorkers } from '../config/parse-settings.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
 import type { Command } from './command.js';
@@ -22,7 +23,11 @@ Options:
 
 Health: GET /healthz, /readyz; metrics: GET /metrics.
 Stops gracefully on SIGTERM or SIGINT: every request received is answered first.
-Exit status: 0 stopped cleanly, 1 failed to start or requests cut at shutdown, 2 usage error.`;
+A failure at start is one line on stderr per problem, naming the thing and what to do.
+Exit status: 0 stopped cleanly; 1 an unexpected failure (run with LOG_LEVEL=debug for details) or
+requests cut at shutdown; 2 usage error; 65 the database is not usable or is newer than this
+program; 69 the address cannot be listened on; 77 a permission is missing (a database path,
+the PostgreSQL login); 78 invalid configuration (TLS files included) or no such PostgreSQL database.`;
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -39,6 +44,7 @@ export const serveCommand: Command = {
         return 2;
       }
     }
+    const report = (err: unknown, log: Logger | null): number => reportStartupFailure(err, { log, stderr: process.stderr, command: 'sis serve' });
     let config: Config;
     try {
       config = loadConfig(env);
@@ -48,11 +54,11 @@ export const serveCommand: Command = {
         config = { ...config, workers: parsed.value };
       }
     } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`${err.message}\n`);
-        return 1;
-      }
-      throw err;
+      if (!(err instanceof ConfigError)) throw err;
+      const fallback = fallbackLogger(env);
+      const status = report(err, fallback);
+      await flushLog(fallback);
+      return status;
     }
     const worker = cluster.isWorker ? { worker: cluster.worker?.id } : {};
     // Workers share the primary's stdout: each of their lines is written whole, unbuffered.
@@ -63,13 +69,21 @@ export const serveCommand: Command = {
     try {
       code = cluster.isPrimary && config.workers > 1 ? await runPrimary(config, log, config.workers, processSignals) : await serve(config, log);
     } catch (err) {
-      log.fatal({ err }, 'could not start');
-      code = 1;
+      code = await failedStart(err, log, report);
     }
     await flushLog(log);
     return exitSoon(code);
   },
 };
+
+/** A failed start: said once (by the primary for all its workers; a worker keeps the details at debug). */
+async function failedStart(err: unknown, log: Logger, report: (err: unknown, log: Logger) => number): Promise<number> {
+  if (!cluster.isWorker) return report(err, log);
+  log.debug({ err }, 'could not start');
+  const failure = describeStartupFailure(err);
+  await relayStartupFailure(failure);
+  return failure.exitStatus;
+}
 
 /**
  * An exception nothing caught is a bug: log it, write out the buffered lines, exit 1. Node's own
@@ -84,11 +98,11 @@ function stopOnUncaught(log: Logger): void {
 
 /** One process (alone, or as a cluster worker): listen until a stop signal, then drain. */
 async function serve(config: Config, log: Logger): Promise<number> {
-  let fatal: (reason: string) => void = () => undefined;
-  const failed = new Promise<string>((resolve) => (fatal = resolve));
+  let fatal: (err: unknown) => void = () => undefined;
+  const failed = new Promise<{ readonly err: unknown }>((resolve) => (fatal = (err) => resolve({ err })));
   const app = await startApp(config, log, {
     ...(cluster.isWorker ? { metricsSource: workerMetrics } : {}),
-    onFatal: () => fatal('database'),
+    onFatal: (err) => fatal(err),
   });
   log.info({ url: app.url, database: redactDatabaseUrl(config.databaseUrl), pid: process.pid }, 'listening');
   log.flush(); // the line an operator (or a supervisor) waits for: not held in the buffer
@@ -96,14 +110,24 @@ async function serve(config: Config, log: Logger): Promise<number> {
     failed,
     cluster.isWorker ? workerStop(() => app.stopListening()) : new Promise<string>((resolve) => processSignals.once(resolve)),
   ]);
-  if (signal === 'database') {
+  if (typeof signal === 'object') {
+    // The database was never opened, and retrying cannot help: a start-up failure, reported as one.
     await app.close();
-    return 1;
+    throw signal.err;
   }
   log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining requests');
   const clean = await app.close();
   log.info({ clean }, 'stopped');
   return clean ? 0 : 1;
+}
+
+/** A logger for a failure before the configuration is known: LOG_LEVEL and SIS_LOG_FORMAT if they are valid. */
+function fallbackLogger(env: Readonly<Record<string, string | undefined>>): Logger {
+  const level = env['LOG_LEVEL']?.toLowerCase() ?? '';
+  const format = env['SIS_LOG_FORMAT']?.toLowerCase() ?? '';
+  return createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info', process.stdout, {
+    format: format === 'json' || format === 'pretty' ? format : 'auto',
+  });
 }
 
 /** The exit code, and an exit a moment later should a forgotten handle keep the process alive. */

@@ -2,8 +2,6 @@
  * The configuration in sections, each reading its own settings (defaults from the settings
  * table) and checking what only makes sense together.
  */
-import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
 import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
@@ -11,6 +9,7 @@ import type { Config, SmsWebhook } from './config-types.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from './parse-settings.js';
 import { checkRetention, MAX_RETENTION_MS } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
+import { loadTls } from './tls-files.js';
 
 type Section<K extends keyof Config> = Pick<Config, K>;
 
@@ -43,7 +42,7 @@ export function httpSettings(
     shutdownTimeoutMs: r.int('SIS_SHUTDOWN_TIMEOUT_MS', 100, 3_600_000),
     workers: r.parsed('SIS_WORKERS', 1, parseWorkers),
     debugHeaders: r.bool('SIS_DEBUG_HEADERS'),
-    tls: loadTls(r),
+    tls: loadTls(r.str('SIS_TLS_CERT'), r.str('SIS_TLS_KEY'), r.problems),
   };
 }
 
@@ -156,34 +155,4 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '') r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
   return ok && secret !== '' ? { url, secret, timeoutMs } : null;
-}
-
-/** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */
-function loadTls(r: SettingReader): Config['tls'] {
-  const certPath = r.str('SIS_TLS_CERT');
-  const keyPath = r.str('SIS_TLS_KEY');
-  if (certPath === '' && keyPath === '') return null;
-  if (certPath === '' || keyPath === '') {
-    const [set, missing] = certPath === '' ? ['SIS_TLS_KEY', 'SIS_TLS_CERT'] : ['SIS_TLS_CERT', 'SIS_TLS_KEY'];
-    r.problems.push(`${missing}: required when ${set} is set`);
-    return null;
-  }
-  const read = (name: string, path: string): Buffer | null => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      r.problems.push(`${name}=${JSON.stringify(path)}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-      return null;
-    }
-  };
-  const cert = read('SIS_TLS_CERT', certPath);
-  const key = read('SIS_TLS_KEY', keyPath);
-  if (cert === null || key === null) return null;
-  try {
-    createSecureContext({ cert, key });
-  } catch (error) {
-    r.problems.push(`SIS_TLS_CERT/SIS_TLS_KEY: not a usable PEM certificate and matching key (${(error as Error).message})`);
-    return null;
-  }
-  return { cert, key };
 }

@@ -1,5 +1,6 @@
 import { redactUrl } from '../logging/redact.js';
 import type { Outcome } from '../bindings/dispatch.js';
+import { databaseCondition } from '../store/db-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ReplyEnd } from './write-reply.js';
 
@@ -32,7 +33,11 @@ export class RequestLog {
   write(req: LoggedRequest, outcome: Outcome, seconds: number, end: ReplyEnd): void {
     const { log } = this;
     if (outcome.cause !== undefined) {
-      log.error({ ...entry(req, outcome, seconds), err: outcome.cause }, 'operation failed');
+      // A database that is down, full or read-only is logged once, as a state change
+      // (observe/database-watch.ts); each request it fails is an ordinary request line.
+      const database = databaseCondition(outcome.cause);
+      if (database === null) log.error({ ...entry(req, outcome, seconds), err: outcome.cause }, 'operation failed');
+      else if (log.isLevelEnabled('info')) log.info({ ...entry(req, outcome, seconds), database }, 'request');
     } else if (end.kind === 'failed') {
       log.error({ ...entry(req, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
     } else if (end.kind !== 'sent') {

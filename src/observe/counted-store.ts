@@ -4,23 +4,47 @@ import type { Store } from '../store/store.js';
 /** A store that counts its calls in progress. */
 export type CountedStore = Store & { readonly inFlight: number };
 
+/** Told how each call ended: the database's state is watched through them (database-watch.ts). */
+export interface StoreObserver {
+  succeeded(write: boolean): void;
+  failed(error: unknown): void;
+}
+
+/** The Store methods that write: their success says the database takes writes again. */
+const WRITES: ReadonlySet<string> = new Set(['acceptAuthCode', 'recordAuthCode', 'importDataset']);
+
 /**
- * Wraps a store to count its calls in progress, for the `sis_db_calls_in_flight` gauge: the store
- * does not expose its pool, and calls in progress are what the pool is busy with. A call is in
- * progress from its start until its promise settles; synchronous answers (SQLite's data version)
- * and iterables (streamed lists) are handed back as they are, uncounted. The answer's promise is
- * returned as it is, with no extra hop.
+ * Wraps a store to count its calls in progress, for the `sis_db_calls_in_flight` gauge (the store
+ * does not expose its pool, and calls in progress are what the pool is busy with), and to tell an
+ * observer how each ended. A call is in progress from its start until its promise settles;
+ * synchronous answers (SQLite's data version) and iterables (streamed lists) are handed back as
+ * they are, uncounted. The answer's promise is returned as it is, with no extra hop.
  */
-export function countedStore(inner: Store): CountedStore {
+export function countedStore(inner: Store, observer: StoreObserver | null = null): CountedStore {
   let inFlight = 0;
-  const done = (): void => {
+  const failed = (error: unknown): void => {
     inFlight--;
+    observer?.failed(error);
   };
-  const store = forwardMethods<Store>(inner, () => inner, (call) => {
-    const result = call();
+  const read = (): void => {
+    inFlight--;
+    observer?.succeeded(false);
+  };
+  const wrote = (): void => {
+    inFlight--;
+    observer?.succeeded(true);
+  };
+  const store = forwardMethods<Store>(inner, () => inner, (call, name) => {
+    let result: unknown;
+    try {
+      result = call();
+    } catch (error) {
+      observer?.failed(error);
+      throw error;
+    }
     if (result instanceof Promise) {
       inFlight++;
-      result.then(done, done);
+      result.then(WRITES.has(name) ? wrote : read, failed);
     }
     return result;
   });

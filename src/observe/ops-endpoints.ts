@@ -6,6 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logging/logger.js';
 import type { Store } from '../store/store.js';
+import { noteDatabaseDown } from './database-watch.js';
+import type { DependencyHealth } from './dependency-health.js';
 
 export type OpsPath = 'healthz' | 'readyz' | 'metrics';
 
@@ -20,6 +22,8 @@ export interface OpsOptions {
   /** True once shutdown began: /readyz then answers 503 so balancers stop sending. */
   readonly draining: () => boolean;
   readonly log: Logger;
+  /** The dependencies' states: a failed ping changes the database's; the others are named when degraded. */
+  readonly health: DependencyHealth;
   readonly pingTimeoutMs?: number;
 }
 
@@ -41,8 +45,11 @@ export class OpsEndpoints {
     if (path === 'healthz') return send(res, req, 200, 'text/plain; charset=utf-8', 'ok\n', requestId);
     if (path === 'readyz') {
       const problem = await this.readiness();
-      const status = problem === null ? 200 : 503;
-      return send(res, req, status, 'text/plain; charset=utf-8', problem === null ? 'ready\n' : `not ready: ${problem}\n`, requestId);
+      if (problem !== null) return send(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
+      // Ready, but say what the service is working around (Redis, the SMS gateway, writes).
+      const degraded = this.options.health.degraded();
+      const text = degraded.length === 0 ? 'ready\n' : `ready (degraded: ${degraded.join(', ')})\n`;
+      return send(res, req, 200, 'text/plain; charset=utf-8', text, requestId);
     }
     try {
       const { contentType, body } = await this.options.metrics();
@@ -65,9 +72,11 @@ export class OpsEndpoints {
           timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
+      this.options.health.database.worked();
       return null;
     } catch (err) {
-      this.options.log.warn({ err }, 'readiness: the database does not answer');
+      // Logged once when the state changes, not at every probe.
+      noteDatabaseDown(this.options.health, err);
       return 'database';
     } finally {
       clearTimeout(timer);

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { OutboxMessage, OutboxStore } from '../store/outbox-types.js';
 import { maskPhone } from '../store/phone-mask.js';
 import type { Deliver } from './webhook.js';
+import { noteDatabaseFailure } from '../observe/database-watch.js';
+import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
 
 export interface OutboxWorkerOptions {
   /** How often to look for due messages when nothing wakes the worker. */
@@ -14,7 +16,19 @@ export interface OutboxWorkerOptions {
   /** Delay before attempt n+1 (1-based n), in milliseconds. */
   readonly backoffMs: (attempt: number) => number;
   readonly batch: number;
+  /** Where the gateway's and the database's state changes go (logged once each); per-message lines are then at debug. */
+  readonly health?: DependencyHealth;
 }
+
+/** Failed attempts in a row, over all messages, that make the gateway "refusing": one bad number is not an outage. */
+const REFUSING_AFTER = 3;
+
+const REFUSING: Problem = {
+  what: 'refusing messages',
+  level: 'error',
+  meanwhile:
+    'codes accepted by AuthCode are not delivered: they wait in the outbox and are retried with back-off (after SIS_OUTBOX_MAX_ATTEMPTS a message is failed; `sis outbox retry --failed` sends those again); check the gateway and SIS_SMS_WEBHOOK_URL',
+};
 
 export const DEFAULT_OUTBOX_OPTIONS: OutboxWorkerOptions = {
   pollMs: 1000,
@@ -35,6 +49,8 @@ export class OutboxWorker {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** Failed attempts since the last delivery. */
+  private failedInARow = 0;
 
   constructor(
     private readonly store: OutboxStore,
@@ -58,7 +74,12 @@ export class OutboxWorker {
     }
     clearTimeout(this.timer);
     this.running = this.drain()
-      .catch((err: unknown) => this.log.error({ err }, 'outbox: delivery round failed'))
+      .catch((err: unknown) => {
+        // A database that is down is reported once, by its state; not at every poll.
+        const health = this.options.health;
+        if (health !== undefined && noteDatabaseFailure(health, err)) this.log.debug({ err }, 'outbox: delivery round failed');
+        else this.log.error({ err }, 'outbox: delivery round failed');
+      })
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;
@@ -92,18 +113,29 @@ export class OutboxWorker {
     const phone = maskPhone(message.phone);
     try {
       await this.deliver(message);
-      await this.store.finishOutbox(message.id, this.id, { state: 'delivered', at: this.now() });
-      this.log.info({ outboxId: message.id, phone, attempts: message.attempts }, 'outbox: delivered');
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      if (message.attempts >= this.options.maxAttempts) {
-        await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
-        this.log.error({ outboxId: message.id, phone, attempts: message.attempts, error }, 'outbox: failed for good');
-      } else {
-        const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
-        await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
-        this.log.warn({ outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt }, 'outbox: will retry');
-      }
+      return this.failed(message, phone, err);
     }
+    this.failedInARow = 0;
+    this.options.health?.smsGateway.worked();
+    await this.store.finishOutbox(message.id, this.id, { state: 'delivered', at: this.now() });
+    this.log.info({ outboxId: message.id, phone, attempts: message.attempts }, 'outbox: delivered');
+  }
+
+  /** Records a failed attempt: another later, or failed for good. */
+  private async failed(message: OutboxMessage, phone: string, err: unknown): Promise<void> {
+    const error = err instanceof Error ? err.message : String(err);
+    const health = this.options.health;
+    if (health !== undefined && ++this.failedInARow >= REFUSING_AFTER) health.smsGateway.failed(REFUSING, err);
+    if (message.attempts >= this.options.maxAttempts) {
+      await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
+      this.log.error({ outboxId: message.id, phone, attempts: message.attempts, error }, 'outbox: failed for good');
+      return;
+    }
+    const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
+    await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
+    // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).
+    const level = health === undefined ? 'warn' : 'debug';
+    this.log[level]({ outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt }, 'outbox: will retry');
   }
 }

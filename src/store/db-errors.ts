@@ -47,3 +47,27 @@ export function isConnectionLost(error: unknown): boolean {
   if (code === '57P01' || code === '57P02' || code === 'ECONNRESET' || code === 'EPIPE') return true;
   return /^Connection terminated unexpectedly|^Client has encountered a connection error/.test(error.message);
 }
+
+/** A failed call that tells the database's state, not the call's own fault. */
+export type DatabaseCondition = 'unavailable' | 'disk full' | 'read-only';
+
+/**
+ * What a failed store call says about the database: unreachable or failing as a whole, out of
+ * disk space (SQLITE_FULL, PostgreSQL 53100), or read-only (SQLITE_READONLY, a PostgreSQL standby:
+ * 25006). Null for failures of the call alone (a constraint, a time-out, a busy lock).
+ */
+export function databaseCondition(error: unknown): DatabaseCondition | null {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') {
+      if (isTransientDatabaseError(e) || isConnectionLost(e)) return 'unavailable';
+      continue;
+    }
+    if (code === 'SQLITE_FULL' || code === '53100') return 'disk full';
+    if (code.startsWith('SQLITE_READONLY') || code === '25006') return 'read-only';
+    if (code === 'ERR_STORE_NOT_READY' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return 'unavailable';
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '40001' || code === '40P01') return null;
+    if (isConnectionLost(e) || isTransientDatabaseError(e)) return 'unavailable';
+  }
+  return null;
+}

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database, DialectName } from './schema.js';
+import { SchemaTooNewError } from '../errors/startup-errors.js';
 import { lockForWrite, writeTransaction } from './transaction.js';
 
 export interface Migration {
@@ -175,7 +176,10 @@ export interface MigrateOptions {
 export async function migrate(db: Kysely<Database>, options: MigrateOptions): Promise<number[]> {
   const { dialect, schema } = options;
   // Usual case, an up-to-date database: no write lock, so opening never waits on a running import.
-  if (await isUpToDate(db)) return [];
+  // A newer database is refused here, before any lock or write: it is left exactly as it is.
+  const before = await appliedRows(db);
+  refuseNewer(before);
+  if (isCurrent(before)) return [];
   return writeTransaction(db, dialect, async (trx) => {
     await lockForWrite(trx, dialect, 'migrate', schema ?? '');
     // Under the lock: a concurrent "create schema if not exists" could otherwise fail on a unique index.
@@ -187,15 +191,10 @@ export async function migrate(db: Kysely<Database>, options: MigrateOptions): Pr
       .addColumn('name', 'text', (c) => c.notNull())
       .addColumn('applied_at', 'text', (c) => c.notNull())
       .execute();
-    const rows = await trx.selectFrom('sis_migrations').select('version').execute();
-    const applied = new Set(rows.map((r) => Number(r.version)));
-    const newest = migrations.at(-1)?.version ?? 0;
-    const unknown = [...applied].filter((v) => v > newest);
-    if (unknown.length > 0) {
-      throw new MigrationError(
-        `the database has schema version ${Math.max(...unknown)}, newer than this program knows (${newest}); upgrade the program`,
-      );
-    }
+    // Again under the lock: another instance, a newer one perhaps, may have migrated meanwhile.
+    const rows = (await appliedRows(trx)) ?? [];
+    refuseNewer(rows);
+    const applied = new Set(rows.map((r) => r.version));
     const done: number[] = [];
     for (const m of migrations) {
       if (applied.has(m.version)) continue;
@@ -210,17 +209,31 @@ export async function migrate(db: Kysely<Database>, options: MigrateOptions): Pr
   });
 }
 
-async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
-  const applied = await appliedVersions(db);
-  // Exactly the known set; a newer database takes the locked path, which says so.
-  return applied !== null && applied.size === migrations.length && migrations.every((m) => applied.has(m.version));
+interface AppliedRow {
+  readonly version: number;
+  readonly name: string;
+  readonly appliedAt: string;
 }
 
-/** The versions recorded in the database, or null when it has no migrations table (never migrated). */
-async function appliedVersions(db: Kysely<Database>): Promise<Set<number> | null> {
+/** Throws SchemaTooNewError when the database holds a migration this program does not know. */
+function refuseNewer(rows: readonly AppliedRow[] | null): void {
+  const newest = rows?.reduce<AppliedRow | null>((a, r) => (a === null || r.version > a.version ? r : a), null) ?? null;
+  if (newest !== null && newest.version > LATEST_SCHEMA_VERSION) {
+    throw new SchemaTooNewError(newest.version, LATEST_SCHEMA_VERSION, { name: newest.name, appliedAt: newest.appliedAt });
+  }
+}
+
+/** Exactly the known set of migrations. */
+function isCurrent(rows: readonly AppliedRow[] | null): boolean {
+  const applied = new Set(rows?.map((r) => r.version));
+  return rows !== null && applied.size === migrations.length && migrations.every((m) => applied.has(m.version));
+}
+
+/** The migrations recorded in the database, or null when it has no migrations table (never migrated). */
+async function appliedRows(db: Kysely<Database>): Promise<AppliedRow[] | null> {
   try {
-    const rows = await db.selectFrom('sis_migrations').select('version').execute();
-    return new Set(rows.map((r) => Number(r.version)));
+    const rows = await db.selectFrom('sis_migrations').select(['version', 'name', 'applied_at']).execute();
+    return rows.map((r) => ({ version: Number(r.version), name: String(r.name), appliedAt: String(r.applied_at) }));
   } catch (error) {
     // No migrations table yet (or no schema): the locked path creates it. Anything else (a lost
     // connection) is not "never migrated" and must not be reported as such.
@@ -237,24 +250,33 @@ function isMissingTable(error: unknown): boolean {
 /** The newest version this program knows. */
 export const LATEST_SCHEMA_VERSION = migrations.at(-1)?.version ?? 0;
 
+/** Where a database stands against this program, without changing it (`sis check`). */
+export type SchemaStatus =
+  | { readonly state: 'empty' }
+  | { readonly state: 'current'; readonly version: number }
+  | { readonly state: 'pending'; readonly version: number; readonly pending: readonly number[] };
+
+/** Throws SchemaTooNewError for a database newer than the program. */
+export async function schemaStatus(db: Kysely<Database>): Promise<SchemaStatus> {
+  const rows = await appliedRows(db);
+  refuseNewer(rows);
+  if (rows === null || rows.length === 0) return { state: 'empty' };
+  const version = Math.max(...rows.map((r) => r.version));
+  if (isCurrent(rows)) return { state: 'current', version };
+  const applied = new Set(rows.map((r) => r.version));
+  return { state: 'pending', version, pending: migrations.filter((m) => !applied.has(m.version)).map((m) => m.version) };
+}
+
 /**
  * Refuses a database that is not exactly at this program's schema version, without changing it:
  * for tools that must not migrate (they say to run `sis migrate`). Returns the version.
  */
 export async function requireUpToDate(db: Kysely<Database>): Promise<number> {
-  const applied = await appliedVersions(db);
-  const newest = applied === null || applied.size === 0 ? 0 : Math.max(...applied);
-  if (newest > LATEST_SCHEMA_VERSION) {
-    throw new MigrationError(
-      `the database has schema version ${newest}, newer than this program knows (${LATEST_SCHEMA_VERSION}); upgrade the program`,
-    );
-  }
-  if (!(await isUpToDate(db))) {
-    throw new MigrationError(
-      applied === null
-        ? 'the database has no tables yet; run `sis migrate` (or start the service) first'
-        : `the database has schema version ${newest}, this program needs ${LATEST_SCHEMA_VERSION}; run \`sis migrate\` first`,
-    );
-  }
-  return newest;
+  const status = await schemaStatus(db);
+  if (status.state === 'current') return status.version;
+  throw new MigrationError(
+    status.state === 'empty'
+      ? 'the database has no tables yet; run `sis migrate` (or start the service) first'
+      : `the database has schema version ${status.version}, this program needs ${LATEST_SCHEMA_VERSION}; run \`sis migrate\` first`,
+  );
 }

@@ -6,13 +6,16 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import { postgresDataVersion, sqliteDataVersion } from './data-version.js';
 import { parseDatabaseUrl } from './database-url.js';
+import { postgresDataVersion, sqliteDataVersion } from './data-version.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { sqliteRetention } from './sqlite-retention.js';
 import { reuseStatements } from './statement-cache.js';
 import type { SqlStoreOptions } from './sql-store.js';
 import { migrate, MigrationError, requireUpToDate } from './migrations.js';
+import { DatabaseAccessError } from '../errors/startup-errors.js';
+import { postgresOpenError, sqliteOpenError } from './open-errors.js';
+import { sqliteAccessProblem } from './sqlite-access.js';
 import type { Database, DialectName } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { SqliteReaders } from './sqlite-readers.js';
@@ -49,38 +52,12 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   const target = parseDatabaseUrl(databaseUrl);
   const mode = options.migrations ?? 'apply';
   if (target.dialect === 'sqlite') {
-    const memory = target.path === ':memory:';
-    if (!memory && mode === 'require' && !existsSync(target.path)) {
-      throw new MigrationError(`the database file ${target.path} does not exist; run \`sis migrate\` (or start the service) first`);
-    }
-    if (!memory) mkdirSync(dirname(resolve(target.path)), { recursive: true });
-    const busyTimeout = options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    const database = new BetterSqlite3(target.path, { timeout: busyTimeout });
+    const need = mode === 'apply' ? 'write' : 'read';
     try {
-      // Readers (the service) do not block the writer (an import) and the other way round.
-      if (!memory) database.pragma('journal_mode = WAL');
-      database.pragma('synchronous = NORMAL');
-      // Removed and erased rows (codes, phones) are overwritten with zeros, not left in free space.
-      database.pragma('secure_delete = ON');
+      return await openSqlite(target.path, options, mode);
     } catch (error) {
-      database.close();
-      throw error;
+      throw sqliteOpenError(error, target.path, need);
     }
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
-    // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
-    const directRead = (source: string, parameters: readonly unknown[], arrays = false): unknown[] =>
-      database.prepare(source).raw(arrays).all(parameters);
-    // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
-    const readers = memory ? undefined : new SqliteReaders(target.path, { keep: SQLITE_SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
-    return ready(db, 'sqlite', '', null, mode, {
-      directRead,
-      dataVersion: sqliteDataVersion(directRead),
-      // Prepared only once the tables exist (after migrating).
-      directAuthCode: () => sqliteAuthCodeWriter(database),
-      directRetention: () => sqliteRetention(database),
-      snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
-      ...(readers ? { readers } : {}),
-    });
   }
 
   const schema = options.schema ?? target.schema;
@@ -112,9 +89,53 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     }),
   });
   // Half the pool at most serves streamed lists, so short requests always find connections.
-  return ready(db, 'postgres', schema ?? '', schema, mode, {
-    snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
-    dataVersion: postgresDataVersion(pool, schema),
+  try {
+    return await ready(db, 'postgres', schema ?? '', schema, mode, {
+      snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
+      dataVersion: postgresDataVersion(pool, schema),
+    });
+  } catch (error) {
+    throw postgresOpenError(error, target.connectionString);
+  }
+}
+
+async function openSqlite(path: string, options: OpenStoreOptions, mode: 'apply' | 'require'): Promise<SqlStore> {
+  const memory = path === ':memory:';
+  if (!memory && mode === 'require' && !existsSync(path)) {
+    throw new MigrationError(`the database file ${path} does not exist; run \`sis migrate\` (or start the service) first`);
+  }
+  if (!memory && mode === 'apply') {
+    // SQLite opens a file it cannot write read-only, without a word: say so now, not at the first write.
+    const problem = sqliteAccessProblem(path, 'write');
+    if (problem !== null) throw new DatabaseAccessError(problem);
+  }
+  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const busyTimeout = options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const database = new BetterSqlite3(path, { timeout: busyTimeout });
+  try {
+    // Readers (the service) do not block the writer (an import) and the other way round.
+    if (!memory) database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = NORMAL');
+    // Removed and erased rows (codes, phones) are overwritten with zeros, not left in free space.
+    database.pragma('secure_delete = ON');
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
+  // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
+  const directRead = (source: string, parameters: readonly unknown[], arrays = false): unknown[] =>
+    database.prepare(source).raw(arrays).all(parameters);
+  // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
+  const readers = memory ? undefined : new SqliteReaders(path, { keep: SQLITE_SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
+  return ready(db, 'sqlite', '', null, mode, {
+    directRead,
+    dataVersion: sqliteDataVersion(directRead),
+    // Prepared only once the tables exist (after migrating).
+    directAuthCode: () => sqliteAuthCodeWriter(database),
+    directRetention: () => sqliteRetention(database),
+    snapshotSlots: SQLITE_SNAPSHOT_SLOTS,
+    ...(readers ? { readers } : {}),
   });
 }
 

@@ -78,3 +78,53 @@ export function runSis(args: readonly string[], databaseUrl: string): Promise<{ 
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
+
+export interface ServeExit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stderr's lines, without the empty one after the last newline. */
+  readonly errorLines: string[];
+  /** stdout's JSON log entries. */
+  readonly logs: Record<string, unknown>[];
+}
+
+export interface RunOptions {
+  readonly args?: readonly string[];
+  /** Run as this user and group (the test must run as root): a service user such as nobody. */
+  readonly user?: { readonly uid: number; readonly gid: number };
+  readonly timeoutMs?: number;
+}
+
+/** Runs `sis serve` (or `args`) until it exits by itself: for start-up failures. */
+export function runToExit(databaseUrl: string, extra: Record<string, string> = {}, options: RunOptions = {}): Promise<ServeExit> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...(options.args ?? ['serve'])], {
+    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', ...extra }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: '/',
+    ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timeoutMs = options.timeoutMs ?? 20_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running after ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      const logs: Record<string, unknown>[] = [];
+      for (const line of stdout.split('\n')) {
+        try {
+          logs.push(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          // not a log line
+        }
+      }
+      resolve({ code, stdout, stderr, errorLines: stderr.split('\n').filter((l) => l !== ''), logs });
+    });
+  });
+}

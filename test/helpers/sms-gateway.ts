@@ -39,6 +39,8 @@ export async function startSmsGateway(secret: string, status: (n: number) => num
   const received: ReceivedSms[] = [];
   const waiters: (() => void)[] = [];
   const server = createServer((req, res) => {
+    // Not a message (`sis check` asks with HEAD): answered as a gateway would, not recorded.
+    if (req.method !== 'POST') return void res.writeHead(405, { Allow: 'POST' }).end();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

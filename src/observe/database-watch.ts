@@ -1,0 +1,60 @@
+/**
+ * The database's state as the service's own calls find it: a call that fails because the database
+ * is unreachable, full or read-only changes the state (logged once, src/ops/dependency-health.ts);
+ * a call that succeeds ends it.
+ */
+import { databaseCondition } from '../store/db-errors.js';
+import type { StoreObserver } from './counted-store.js';
+import type { DependencyHealth, Problem } from './dependency-health.js';
+
+const UNAVAILABLE: Problem = {
+  what: 'unavailable',
+  level: 'error',
+  meanwhile:
+    'requests that need it are answered with a server fault (HTTP 500) and /readyz answers 503 until it answers again; check the database server and the network',
+};
+const DISK_FULL: Problem = {
+  what: 'failing (disk full)',
+  level: 'error',
+  meanwhile: 'AuthCode (every write) is answered with a server fault, reads are still answered; free space on the disk that holds the database',
+};
+const READ_ONLY: Problem = {
+  what: 'failing (the database is read-only)',
+  level: 'error',
+  meanwhile:
+    'AuthCode (every write) is answered with a server fault, reads are still answered; point SIS_DATABASE_URL at a writable database (a PostgreSQL primary, not a standby) or check the file system',
+};
+
+/** Records a failed call's meaning for the database; true when it was the database's state (already logged). */
+export function noteDatabaseFailure(health: DependencyHealth, error: unknown): boolean {
+  switch (databaseCondition(error)) {
+    case 'unavailable':
+      health.database.failed(UNAVAILABLE, error);
+      return true;
+    case 'disk full':
+      health.databaseWrites.failed(DISK_FULL, error);
+      return true;
+    case 'read-only':
+      health.databaseWrites.failed(READ_ONLY, error);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The database did not answer (a readiness ping): unavailable, whatever the error. */
+export function noteDatabaseDown(health: DependencyHealth, error: unknown): void {
+  if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error)) health.database.failed(UNAVAILABLE, error);
+}
+
+export function watchDatabase(health: DependencyHealth): StoreObserver {
+  return {
+    succeeded(write) {
+      health.database.worked();
+      if (write) health.databaseWrites.worked();
+    },
+    failed(error) {
+      noteDatabaseFailure(health, error);
+    },
+  };
+}

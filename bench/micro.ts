@@ -23,8 +23,10 @@ import type { Store } from '../src/store/store.js';
 import { isStreamed } from '../src/xml/chunked-text.js';
 import { readEnvelope } from '../src/xml/envelope-reader.js';
 import { createResultWriter } from '../src/xml/result-writer.js';
-import { BIG_SCHOOL, NS, SMALL_SCHOOL, TOKEN, activeStudents, mainDataset, makeStudents, scenarios } from './scenarios.js';
-import type { Student } from './scenarios.js';
+import { NS } from './asmx-xml.js';
+import { BIG_SCHOOL, SMALL_SCHOOL, TOKEN, activeStudents, mainDataset, makeStudents } from './datasets.js';
+import type { Student } from './datasets.js';
+import { scenarios } from './scenarios.js';
 import { median } from './stats.js';
 import { writeListChunks } from './writer-prototype.js';
 

@@ -42,8 +42,10 @@ import {
 } from './processes.js';
 import { evaluateTargets, growthTable, resultsTable, summarize, targetsTable, writeResults } from './report.js';
 import type { GrowthRecord, RunRecord, Summary } from './report.js';
-import { GROWTH_SIZES, growthDataset, growthScenario, mainDataset, pathFor, scenarios as allScenarios, targetsOf } from './scenarios.js';
-import type { Scenario, TargetName } from './scenarios.js';
+import { GROWTH_SIZES, growthDataset, mainDataset } from './datasets.js';
+import { pathFor, targetsOf } from './scenario.js';
+import type { Scenario, TargetName } from './scenario.js';
+import { growthScenario, scenarios as allScenarios } from './scenarios.js';
 import { fetchWsdl, importDataset, startCeiling, startOurs, startPeer } from './servers.js';
 import type { Server } from './servers.js';
 import { median } from './stats.js';

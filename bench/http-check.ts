@@ -1,6 +1,7 @@
 import { request } from 'node:http';
-import type { BenchRequest, Scenario, TargetName } from './scenarios.js';
-import { checkPeerBody, pathFor } from './scenarios.js';
+import { checkPeerBody } from './peer-check.js';
+import { pathFor } from './scenario.js';
+import type { BenchRequest, Scenario, TargetName } from './scenario.js';
 
 export interface Answer {
   readonly status: number;

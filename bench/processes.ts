@@ -15,8 +15,14 @@ export const CLI = resolve(REPO_ROOT, 'dist/src/cli/main.js');
 
 export const HAS_TASKSET = spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 
+/** The server core and the load-generator core, as taskset -c takes them. */
+export interface Cores {
+  readonly server: string | null;
+  readonly load: string | null;
+}
+
 /** The server core and the load-generator core; both null without taskset or with one CPU. */
-export function cores(cpuCount: number): { server: string | null; load: string | null } {
+export function cores(cpuCount: number): Cores {
   if (!HAS_TASKSET || cpuCount < 2) return { server: null, load: null };
   return { server: '0', load: '1' };
 }

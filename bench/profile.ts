@@ -12,12 +12,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mainDataset } from './datasets.js';
 import { checkOnce } from './http-check.js';
 import { chooseGenerator } from './load-generator.js';
 import type { LoadResult, LoadSpec } from './load-spec.js';
 import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './processes.js';
-import { TARGETS, mainDataset, pathFor, scenarios } from './scenarios.js';
-import type { TargetName } from './scenarios.js';
+import { TARGETS, pathFor } from './scenario.js';
+import type { TargetName } from './scenario.js';
+import { scenarios } from './scenarios.js';
 import { fetchWsdl, importDataset, startCeiling, startOurs, startPeer } from './servers.js';
 import type { Server } from './servers.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load-spec.js';
-import { isOurs } from './scenarios.js';
-import type { Scenario, TargetName } from './scenarios.js';
+import { isOurs } from './scenario.js';
+import type { Scenario, TargetName } from './scenario.js';
 import { mean } from './stats.js';
 
 /** One measured run: the load generator's view and the server's. */

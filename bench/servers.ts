@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { FixedAnswer } from './ceiling-server.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from './processes.js';
 import type { Child } from './processes.js';
-import type { Scenario, TargetName } from './scenarios.js';
-import { pathFor } from './scenarios.js';
+import { pathFor } from './scenario.js';
+import type { Scenario, TargetName } from './scenario.js';
 
 /** The .asmx files whose WSDL node-soap serves. */
 export const SERVICES = ['PushNotificationMobile', 'NotificationNotes', 'AuthCodeSending'] as const;

@@ -1,0 +1,55 @@
+/**
+ * The answers ASMX writes, byte for byte, written here from the captured formats (test/golden)
+ * independently of src/, so a fast wrong answer fails the check instead of winning the race.
+ */
+import { DECL, NS, XSD, XSI, xmlText } from './asmx-xml.js';
+import { TOKEN } from './datasets.js';
+import type { Student } from './datasets.js';
+
+export const TEXT_XML = 'text/xml; charset=utf-8';
+export const SOAP12_XML = 'application/soap+xml; charset=utf-8';
+const FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive'] as const;
+
+export function soapEnvelope(ns: string, inner: string): string {
+  return `${DECL}<soap:Envelope xmlns:soap="${ns}" xmlns:xsi="${XSI}" xmlns:xsd="${XSD}"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
+}
+
+export function soapStudents(students: readonly Student[]): string {
+  if (students.length === 0) return `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult /></GetStudentSchoolResponse>`;
+  let out = `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult>`;
+  for (const s of students) {
+    out += '<StudentInfo>';
+    for (const f of FIELDS) {
+      const v = s[f];
+      if (v !== null) out += v === '' ? `<${f} />` : `<${f}>${xmlText(v)}</${f}>`;
+    }
+    out += '</StudentInfo>';
+  }
+  return `${out}</GetStudentSchoolResult></GetStudentSchoolResponse>`;
+}
+
+export function httpStudents(students: readonly Student[]): string {
+  const open = `<ArrayOfStudentInfo xmlns:xsd="${XSD}" xmlns:xsi="${XSI}" xmlns="${NS}"`;
+  if (students.length === 0) return `${DECL}\n${open} />`;
+  let out = `${DECL}\n${open}>`;
+  for (const s of students) {
+    out += '\n  <StudentInfo>';
+    for (const f of FIELDS) {
+      const v = s[f];
+      if (v !== null) out += v === '' ? `\n    <${f} />` : `\n    <${f}>${xmlText(v)}</${f}>`;
+    }
+    out += '\n  </StudentInfo>';
+  }
+  return `${out}\n</ArrayOfStudentInfo>`;
+}
+
+export const soapTokenAnswer = (ns: string): string =>
+  soapEnvelope(ns, `<GetTokenDeviceResponse xmlns="${NS}"><GetTokenDeviceResult>${TOKEN}</GetTokenDeviceResult></GetTokenDeviceResponse>`);
+
+/** GetTokenDevice over HTTP GET or POST. */
+export const httpTokenAnswer = (): string => `${DECL}\n<string xmlns="${NS}">${TOKEN}</string>`;
+
+/** The values node-soap's list must hold, in order: every field ASMX writes with text. */
+export function studentValues(students: readonly Student[]): string[] {
+  return students.flatMap((s) => FIELDS.map((f) => s[f]).filter((v): v is string => v !== null && v !== ''));
+}

@@ -22,6 +22,12 @@ export default tseslint.config(
     rules: { 'no-control-regex': 'off' },
   },
   {
+    // File formats (src/dataset) are read and written by the CLI on top of the store; the store
+    // never depends on them.
+    files: ['src/store/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/dataset/*'], message: 'src/store must not import src/dataset' }] }] },
+  },
+  {
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

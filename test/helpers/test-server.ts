@@ -6,7 +6,7 @@ import { startApp } from '../../src/app/app.js';
 import type { App } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/http/logger.js';
-import { parseDataset } from '../../src/store/dataset.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { postgresBulkSession } from './bulk-session.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { reuseStatements } from './statement-cache.js';
@@ -106,7 +107,10 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     }),
   });
   // Half the pool at most serves streamed lists, so short requests always find connections.
-  return ready(db, 'postgres', schema ?? '', schema, mode, { snapshotSlots: Math.max(1, Math.floor(poolSize / 2)) });
+  return ready(db, 'postgres', schema ?? '', schema, mode, {
+    snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
+    bulkSession: postgresBulkSession(pool, schema),
+  });
 }
 
 function setSearchPath(schema: string): CompiledQuery {
@@ -119,7 +123,7 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots'> & {
+  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'bulkSession'> & {
     readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
   },
 ): Promise<SqlStore> {

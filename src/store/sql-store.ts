@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { validateDataset } from './dataset.js';
 import { isConnectionLost } from './db-errors.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
+import type { WithBulkSession } from './bulk-session.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
@@ -51,6 +52,8 @@ export interface SqlStoreOptions {
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
   readonly migrationsApplied?: readonly number[];
+  /** PostgreSQL: bulk imports on a pool client of their own, with COPY (default: a Kysely connection). */
+  readonly bulkSession?: WithBulkSession;
 }
 
 export class SqlStore implements Store, OutboxStore {
@@ -82,7 +85,7 @@ export class SqlStore implements Store, OutboxStore {
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
-    this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
+    this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
     const readers = options.readers;

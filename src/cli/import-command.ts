@@ -64,7 +64,7 @@ Options:
                              opened and nothing is written
   -h, --help                 show this help
 
-Standard error shows a progress bar when it is a terminal.
+Standard error shows progress (share of the file, rows, rate, time) when it is a terminal.
 Exit status: 0 imported (with --dry-run: the file is valid), 1 invalid file or database
 error, 2 usage error.
 `;

@@ -87,6 +87,14 @@ for (const target of storeTargets) {
         await assert.rejects(store.admin.importStream(csvSource(text('id,token\nx,1\ny,2\nx,3\n'), 'devices'), { onProblem: (p) => problems.push(p) }));
         assert.deepEqual(problems, ['line 4: id: duplicate key "x", first used on line 2']);
         assert.equal(await store.isEmpty(), true);
+
+        // Into a table that has rows (an upsert, where PostgreSQL finds the key twice in its merge).
+        await store.admin.importStream(jsonDatasetSource(text('{"devices": [{"id": "k", "token": "old"}]}')));
+        problems.length = 0;
+        const upsert = '{"devices": [\n{"id": "k", "token": "new"},\n{"id": "n"},\n{"id": "n"}\n]}';
+        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(upsert)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        assert.deepEqual(problems, ['line 4: devices[2].id: duplicate key "n", first used by devices[1] on line 3']);
+        assert.equal(await store.deviceToken('k'), 'old');
       });
     });
 

@@ -84,44 +84,29 @@ export async function bulkImport(
         }
         await stager.finish();
       });
-      options.onPhase?.('checking');
-      for (const table of TABLE_NAMES) {
-        if (counts[table] === 0 || KEY_FIELD[table] === null) continue;
-        await reportDuplicates(run, dialect, table, source.labelled, report);
-      }
-      if (problems > 0) throw new ImportRejectedError(problems, counts);
+      // PostgreSQL refuses a key twice in one merge (a unique violation into an empty table, a row
+      // affected twice by an upsert), so there the duplicates are looked for only when it does;
+      // SQLite's upsert would take the second row silently, so there they are looked for first.
+      const checkFirst = dialect === 'sqlite' || problems > 0 || options.dryRun === true;
+      const listDuplicates = async (): Promise<void> => {
+        options.onPhase?.('checking');
+        for (const table of TABLE_NAMES) {
+          if (counts[table] === 0 || KEY_FIELD[table] === null) continue;
+          await reportDuplicates(run, dialect, table, source.labelled, report);
+        }
+        if (problems > 0) throw new ImportRejectedError(problems, counts);
+      };
+      if (checkFirst) await listDuplicates();
       if (options.dryRun === true) return counts;
       options.onPhase?.('writing');
-      await inTransaction(run, dialect === 'sqlite' ? 'begin immediate' : 'begin', async () => {
-        if (dialect === 'postgres') await run(...advisoryLock('import', lockScope));
-        if (options.replace === true) for (const table of source.tables) await run(`delete from ${STORED_TABLE[table]}`);
-        if (counts.students > 0) {
-          const columns = TABLE_FIELDS.students.map(quote).join(', ');
-          const updates = TABLE_FIELDS.students.slice(1).map((f) => `${quote(f)} = excluded.${quote(f)}`);
-          // New rows go after everything stored, in file order; stored ones keep their place. Rows
-          // are written in key order: the primary key index is then filled page by page (on
-          // PostgreSQL a million-row merge takes 40 % less time than in file order).
-          await run(
-            `insert into students (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from students) ` +
-              `from ${stage('students')} where true order by id_student${await upsert(run, 'students', `(id_student) do update set ${updates.join(', ')}`)}`,
-          );
-        }
-        if (counts.devices > 0) {
-          await run(`insert into devices (id, token) select id, token from ${stage('devices')} where true order by id${await upsert(run, 'devices', '(id) do update set token = excluded.token')}`);
-        }
-        if (counts.marks > 0) {
-          // A student the file names has exactly the file's marks afterwards, in file order.
-          const columns = TABLE_FIELDS.marks.map(quote).join(', ');
-          await run(`delete from marks where id_student in (select id_student from ${stage('marks')})`);
-          await run(
-            `insert into marks (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from marks) from ${stage('marks')} order by ord`,
-          );
-        }
-        if (counts.push > 0) {
-          await run('delete from push_settings');
-          await run(`insert into push_settings (id, "ServerKey", "SenderId") select 1, "ServerKey", "SenderId" from ${stage('push')}`);
-        }
-      });
+      try {
+        await merge(run, dialect, lockScope, counts, options.replace === true ? source.tables : []);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (checkFirst || (code !== '23505' && code !== '21000')) throw error;
+        await listDuplicates();
+        throw error; // not a duplicate of the file's after all (a device written meanwhile)
+      }
       return counts;
     } finally {
       // A lost connection takes its temporary tables with it; nothing to report then.
@@ -130,10 +115,50 @@ export async function bulkImport(
   });
 }
 
+/** The one write transaction: the staged rows merged into the stored tables (`replace`: emptied first). */
+async function merge(
+  run: Run,
+  dialect: DialectName,
+  lockScope: string,
+  counts: Readonly<Record<TableName, number>>,
+  replace: readonly TableName[],
+): Promise<void> {
+  await inTransaction(run, dialect === 'sqlite' ? 'begin immediate' : 'begin', async () => {
+    if (dialect === 'postgres') await run(...advisoryLock('import', lockScope));
+    for (const table of replace) await run(`delete from ${STORED_TABLE[table]}`);
+    if (counts.students > 0) {
+      const columns = TABLE_FIELDS.students.map(quote).join(', ');
+      const updates = TABLE_FIELDS.students.slice(1).map((f) => `${quote(f)} = excluded.${quote(f)}`);
+      // New rows go after everything stored, in file order; stored ones keep their place. Rows
+      // are written in key order: the primary key index is then filled page by page (on
+      // PostgreSQL a million-row merge takes 40 % less time than in file order).
+      await run(
+        `insert into students (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from students) ` +
+          `from ${stage('students')} where true order by id_student${await upsert(run, 'students', `(id_student) do update set ${updates.join(', ')}`)}`,
+      );
+    }
+    if (counts.devices > 0) {
+      await run(`insert into devices (id, token) select id, token from ${stage('devices')} where true order by id${await upsert(run, 'devices', '(id) do update set token = excluded.token')}`);
+    }
+    if (counts.marks > 0) {
+      // A student the file names has exactly the file's marks afterwards, in file order.
+      const columns = TABLE_FIELDS.marks.map(quote).join(', ');
+      await run(`delete from marks where id_student in (select id_student from ${stage('marks')})`);
+      await run(
+        `insert into marks (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from marks) from ${stage('marks')} order by ord`,
+      );
+    }
+    if (counts.push > 0) {
+      await run('delete from push_settings');
+      await run(`insert into push_settings (id, "ServerKey", "SenderId") select 1, "ServerKey", "SenderId" from ${stage('push')}`);
+    }
+  });
+}
+
 /**
  * The ON CONFLICT clause of a merge into `table`, or nothing when the table is empty (a first
- * import, or --replace): the staged keys are already known to be distinct, and a plain insert
- * spares a speculative index probe per row (PostgreSQL: about a fifth of a million-row merge).
+ * import, or --replace): a plain insert spares a speculative index probe per row (PostgreSQL:
+ * about a fifth of a million-row merge), and a key staged twice still fails it.
  * Imports are serialised by the write lock; a device written by `sis devices set` in between
  * would make the insert fail, and the import with it, never merge wrongly.
  */

@@ -98,6 +98,18 @@ for (const target of storeTargets) {
       });
     });
 
+    test('U+0000 (which PostgreSQL text cannot hold) is reported as a problem, not a database error', async () => {
+      await withFreshStore(target, async (store) => {
+        const problems: string[] = [];
+        const doc = '{"devices": [{"id": "a\\u0000", "token": "tab\\tback\\\\slash\\u0000"}]}';
+        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(doc)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        assert.deepEqual(problems, [
+          'line 1: devices[0].id: contains U+0000, a character XML 1.0 does not allow',
+          'line 1: devices[0].token: contains U+0000, a character XML 1.0 does not allow',
+        ]);
+      });
+    });
+
     test('all or nothing: a database failure in the merge leaves everything as it was', async () => {
       await withFreshStore(target, async (store, db) => {
         await store.admin.importStream(json(DEMO_DATASET));

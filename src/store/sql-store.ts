@@ -230,14 +230,8 @@ export class SqlStore implements Store, OutboxStore {
       // New rows go after everything stored; rows already stored keep their seq (not in the update set).
       const base = Number(top?.top ?? 0) + 1;
       for (let start = 0; start < students.length; start += IMPORT_BATCH_ROWS) {
-        const rows = students.slice(start, start + IMPORT_BATCH_ROWS).map((s, i) => ({
-          id_student: s.id_student,
-          fullName: s.fullName,
-          id_device: s.id_device,
-          ShowActive: s.ShowActive,
-          school_base_url: s.school_base_url,
-          seq: base + start + i,
-        }));
+        // The records are validateDataset's clean copies: exactly the table's fields.
+        const rows = students.slice(start, start + IMPORT_BATCH_ROWS).map((s, i) => ({ ...s, seq: base + start + i }));
         await trx
           .insertInto('students')
           .values(rows)

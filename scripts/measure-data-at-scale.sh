@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The measurements of docs/data-at-scale.md: imports of 1,000,000 students and 1,000,000 devices
 # (JSON and CSV) into SQLite and PostgreSQL, with time and peak memory; one GetStudentSchool
-# answer for a school of 10,000 students on each store; the SQLite file's size.
+# answer for a school of 10,000 students on each store; the SQLite file's size. And a reference:
+# PostgreSQL's own `\copy` of the same rows (the CSV files) into tables with the same indexes.
 #
 #   npm run build && scripts/measure-data-at-scale.sh [POSTGRES_URL]
 #
 # POSTGRES_URL defaults to postgres://postgres@127.0.0.1:5432/test; schemas sis_measure_* are
-# dropped and recreated there. Files go to $OUT (default /tmp/sis-measure). Needs GNU time and curl.
+# dropped and recreated there. Files go to $OUT (default /tmp/sis-measure). Needs GNU time, curl
+# and psql. The machine's load average is printed first and last: other work skews the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PG="${1:-postgres://postgres@127.0.0.1:5432/test}"
@@ -15,6 +17,7 @@ SIS=(node dist/src/cli/main.js)
 # A port nobody listens on (another service on a fixed port would answer in our place).
 PORT="${PORT:-$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")}"
 
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -rf "$OUT" && mkdir -p "$OUT"
 node scripts/generate-dataset.js --out "$OUT/data"
 ls -l "$OUT/data"
@@ -32,7 +35,7 @@ measure() {
     "$(grep 'Maximum resident' "$OUT/time.txt" | sed 's/.*: //') kB"
 }
 
-for schema in sis_measure_json sis_measure_csv; do
+for schema in sis_measure_json sis_measure_csv sis_measure_copy; do
   SIS_DATABASE_URL="$PG" node -e "
     const pg = require('pg'); const c = new pg.Client(process.env.SIS_DATABASE_URL);
     c.connect().then(() => c.query('drop schema if exists $schema cascade')).then(() => c.end());"
@@ -45,6 +48,21 @@ measure 'SQLite, devices.csv' env SIS_DATABASE_URL="sqlite:$OUT/csv.db" "${SIS[@
 measure 'PostgreSQL, dataset.json (both tables)' env SIS_DATABASE_URL="$PG?schema=sis_measure_json" "${SIS[@]}" import "$OUT/data/dataset.json"
 measure 'PostgreSQL, students.csv' env SIS_DATABASE_URL="$PG?schema=sis_measure_csv" "${SIS[@]}" import --table students "$OUT/data/students.csv"
 measure 'PostgreSQL, devices.csv' env SIS_DATABASE_URL="$PG?schema=sis_measure_csv" "${SIS[@]}" import --table devices "$OUT/data/devices.csv"
+# The reference: the same rows as CSV, loaded by PostgreSQL's own \copy into tables with the
+# indexes of ours (students: primary key, school/active/order, unique order; devices: primary
+# key, byte-order id); seq is filled by a sequence, as our imports number new rows.
+psql -q "$PG" <<'SQL'
+create schema sis_measure_copy;
+create table sis_measure_copy.students (id_student text primary key, "fullName" text, id_device text, "ShowActive" text, school_base_url text, seq bigserial not null);
+create index on sis_measure_copy.students (school_base_url, "ShowActive", seq);
+create unique index on sis_measure_copy.students (seq);
+create table sis_measure_copy.devices (id text primary key, token text);
+create index on sis_measure_copy.devices (id collate "C");
+SQL
+measure 'PostgreSQL \copy, both CSV files' psql -q -tA "$PG" \
+  -c "\\copy sis_measure_copy.students (id_student, \"fullName\", id_device, \"ShowActive\", school_base_url) from '$OUT/data/students.csv' with (format csv, header true, null '\\N')" \
+  -c "\\copy sis_measure_copy.devices (id, token) from '$OUT/data/devices.csv' with (format csv, header true, null '\\N')" \
+  -c "select count(*) || ' rows copied' from (select id_student from sis_measure_copy.students union all select id from sis_measure_copy.devices) t"
 measure 'dry run, dataset.json' "${SIS[@]}" import --dry-run "$OUT/data/dataset.json"
 measure 'SQLite, export JSON' env SIS_DATABASE_URL="sqlite:$OUT/json.db" "${SIS[@]}" export --output "$OUT/export.json"
 measure 'PostgreSQL, export JSON' env SIS_DATABASE_URL="$PG?schema=sis_measure_json" "${SIS[@]}" export --output "$OUT/export-pg.json"
@@ -75,3 +93,4 @@ for url in "sqlite:$OUT/json.db" "$PG?schema=sis_measure_json"; do
   kill "$server"
   wait "$server" || true
 done
+echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -222,6 +222,15 @@ describe('sis import: checking and reporting', () => {
     assert.match(tty.stderr, /writing\.\.\./);
     assert.ok(tty.stderr.endsWith(CLEAR), 'the line is cleared at the end');
     assert.equal((await sis('import', [big], { SIS_DATABASE_URL: db.url })).stderr, '');
+
+    // An export counts the rows it writes; with --output, or with standard output not a terminal.
+    const out = join(dir, `export-${++counter}.json`);
+    const exported = await sis('export', ['--output', out], { SIS_DATABASE_URL: db.url }, { tty: true });
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.ok(exported.stderr.startsWith(CLEAR));
+    assert.match(exported.stderr.slice(CLEAR.length), /^exporting to .*export-\d+\.json {2}[\d,]+ rows {2}[\d.]+ s/);
+    assert.ok(exported.stderr.endsWith(CLEAR));
+    assert.equal((await sis('export', [], { SIS_DATABASE_URL: db.url })).stderr, '');
   });
 
   test('usage errors exit 2 with the usage; --help exits 0, for every command', async () => {

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { DatasetError, findXmlForbiddenCharacter, MAX_LISTED_PROBLEMS, parseDataset, validateDataset } from '../src/store/dataset.js';
+import { DatasetError, findXmlForbiddenCharacter, MAX_LISTED_PROBLEMS, validateDataset } from '../src/store/dataset.js';
+import { parseDataset } from '../src/dataset/parse-dataset.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 
 const repoFile = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');

@@ -164,6 +164,19 @@ describe('sis import', () => {
     }
   });
 
+  test('CSV from a spreadsheet: a byte order mark, CRLF line ends, line breaks and quotes inside quoted fields', async () => {
+    const db = freshDatabase();
+    const csv = join(dir, 'excel.csv');
+    writeFileSync(csv, '\ufeffid,token\r\n"a\r\nb",x\r\nc,"say ""hi"",\nthen\r\nbye"\r\n\r\n"\\N",\\N\r\n');
+    const result = await run(['--table', 'devices', csv], { SIS_DATABASE_URL: db.url });
+    assert.deepEqual(result, { code: 0, stdout: `imported 3 devices into ${db.url}\n`, stderr: '' });
+    const store = await openStore(db.url);
+    assert.equal(await store.deviceToken('a\r\nb'), 'x');
+    assert.equal(await store.deviceToken('c'), 'say "hi",\nthen\r\nbye');
+    assert.equal(await store.deviceToken('\\N'), null, 'a quoted \\N is text; an unquoted one is null');
+    await store.close();
+  });
+
   test('a file named like an option after --', async () => {
     const db = freshDatabase();
     const odd = join(dir, '--odd.json');

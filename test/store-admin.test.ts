@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { ImportRejectedError } from '../src/store/bulk-import.js';
-import { csvSource } from '../src/store/csv.js';
+import { csvSource } from '../src/dataset/csv.js';
 import { DatasetError } from '../src/store/dataset.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { jsonDatasetSource } from '../src/store/json-stream.js';
+import { jsonDatasetSource } from '../src/dataset/json-stream.js';
 import { LATEST_SCHEMA_VERSION, MigrationError } from '../src/store/migrations.js';
 import { openStore } from '../src/store/open-store.js';
 import type { TableName, TableRecord } from '../src/store/record-check.js';
@@ -87,6 +87,26 @@ for (const target of storeTargets) {
         await assert.rejects(store.admin.importStream(csvSource(text('id,token\nx,1\ny,2\nx,3\n'), 'devices'), { onProblem: (p) => problems.push(p) }));
         assert.deepEqual(problems, ['line 4: id: duplicate key "x", first used on line 2']);
         assert.equal(await store.isEmpty(), true);
+
+        // Into a table that has rows (an upsert, where PostgreSQL finds the key twice in its merge).
+        await store.admin.importStream(jsonDatasetSource(text('{"devices": [{"id": "k", "token": "old"}]}')));
+        problems.length = 0;
+        const upsert = '{"devices": [\n{"id": "k", "token": "new"},\n{"id": "n"},\n{"id": "n"}\n]}';
+        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(upsert)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        assert.deepEqual(problems, ['line 4: devices[2].id: duplicate key "n", first used by devices[1] on line 3']);
+        assert.equal(await store.deviceToken('k'), 'old');
+      });
+    });
+
+    test('U+0000 (which PostgreSQL text cannot hold) is reported as a problem, not a database error', async () => {
+      await withFreshStore(target, async (store) => {
+        const problems: string[] = [];
+        const doc = '{"devices": [{"id": "a\\u0000", "token": "tab\\tback\\\\slash\\u0000"}]}';
+        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(doc)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        assert.deepEqual(problems, [
+          'line 1: devices[0].id: contains U+0000, a character XML 1.0 does not allow',
+          'line 1: devices[0].token: contains U+0000, a character XML 1.0 does not allow',
+        ]);
       });
     });
 

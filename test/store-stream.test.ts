@@ -5,11 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { CsvParser, csvLine, csvSource, checkNullMarker } from '../src/store/csv.js';
-import { DatasetError, parseDataset } from '../src/store/dataset.js';
-import { decodeUtf8, InvalidUtf8Error } from '../src/store/import-items.js';
+import { CsvParser, csvLine, csvSource, checkNullMarker } from '../src/dataset/csv.js';
+import { DatasetError } from '../src/store/dataset.js';
+import { parseDataset } from '../src/dataset/parse-dataset.js';
+import { decodeUtf8, InvalidUtf8Error } from '../src/dataset/utf8.js';
 import type { ImportItem, ImportSource } from '../src/store/import-items.js';
-import { jsonDatasetSource, MAX_VALUE_CHARS } from '../src/store/json-stream.js';
+import { jsonDatasetSource, MAX_VALUE_CHARS } from '../src/dataset/json-stream.js';
 import type { TableName } from '../src/store/record-check.js';
 
 async function* chunks(text: string, size: number): AsyncGenerator<string> {

@@ -3,6 +3,7 @@
  * `--` ending the options, `-` as a positional (standard input). Messages name the argument, for
  * usage errors (exit status 2).
  */
+import { parseArgs as parseNodeArgs } from 'node:util';
 
 export interface OptionSpec {
   readonly name: string;
@@ -19,45 +20,29 @@ export interface ParsedArgs {
 }
 
 export function parseArgs(args: readonly string[], specs: readonly OptionSpec[]): ParsedArgs | { readonly error: string } {
+  // Node's parser splits the arguments (`--x=v`, `--x v`, `--`, `-`, `-h`); the checks and their
+  // messages are ours, so it runs lenient and every option it saw is judged here.
+  const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const spec of specs) config[spec.name] = { type: spec.value === true ? 'string' : 'boolean' };
+  const { tokens } = parseNodeArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
   const options = new Map<string, string | true>();
   const positionals: string[] = [];
   let help = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--') {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    if (arg === '-' || !arg.startsWith('-')) {
-      positionals.push(arg);
-      continue;
-    }
-    if (arg === '-h' || arg === '--help') {
-      help = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') ? arg.slice(2, eq === -1 ? undefined : eq) : '';
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    const { name, value } = token;
     const spec = specs.find((s) => s.name === name);
-    if (spec === undefined) return { error: `unknown option ${eq === -1 ? arg : arg.slice(0, eq)}` };
-    if (options.has(name)) return { error: `--${name} given twice` };
-    if (spec.value !== true) {
-      if (eq !== -1) return { error: `--${name} takes no value` };
+    if (name === 'help') help = true;
+    else if (spec === undefined) return { error: `unknown option ${token.rawName}` };
+    else if (options.has(name)) return { error: `--${name} given twice` };
+    else if (spec.value !== true) {
+      if (value !== undefined) return { error: `--${name} takes no value` };
       options.set(name, true);
-      continue;
-    }
-    let value: string;
-    if (eq !== -1) {
-      value = arg.slice(eq + 1);
-    } else {
-      const next = args[++i];
-      if (next === undefined) return { error: `--${name} needs a value` };
-      value = next;
-    }
-    if (spec.choices !== undefined && !spec.choices.includes(value)) {
+    } else if (value === undefined) return { error: `--${name} needs a value` };
+    else if (spec.choices !== undefined && !spec.choices.includes(value)) {
       return { error: `--${name} must be ${spec.choices.join(' or ')}, not ${JSON.stringify(value)}` };
-    }
-    options.set(name, value);
+    } else options.set(name, value);
   }
   return { help, options, positionals };
 }

@@ -7,8 +7,8 @@ import { createWriteStream } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
-import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../store/csv.js';
-import { csvFormatter, jsonFormatter } from '../store/export-format.js';
+import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
+import { csvFormatter, jsonFormatter } from '../dataset/export-format.js';
 import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
 import { optionValue, parseArgs } from './args.js';
@@ -17,6 +17,7 @@ import { describeRows } from './import-command.js';
 import type { Command } from './command.js';
 import { CommandError, errorMessage, processOutput, usageError, writeText } from './output.js';
 import type { CommandOutput, TextSink } from './output.js';
+import { Progress } from './progress.js';
 
 const USAGE = `Usage: sis export [--format json|csv] [--table students|devices|marks|push] [--null TEXT] [--output FILE]
 
@@ -37,6 +38,7 @@ Options:
   --output FILE              write FILE (replaced only once complete) instead of standard output
   -h, --help                 show this help
 
+Standard error shows rows, rate and time when it is a terminal (and the data does not go to it).
 Exit status: 0 written, 1 database or file error, 2 usage error.
 `;
 
@@ -81,12 +83,18 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
       return withCommandStore('export', output, env, { migrations: 'require', bulk: true }, async (store, db) => {
         const target = file === undefined ? null : await openTarget(file);
         const sink: TextSink = target?.stream ?? output.stdout;
+        // Not over the data itself when both go to the same terminal.
+        const progress = new Progress(target !== null || output.stdout.isTTY !== true ? output.stderr : { write: () => undefined }, `exporting to ${file ?? 'standard output'}`, null);
         try {
           await writeText(sink, formatter.begin());
           const counts = await store.admin.export(tables, {
             table: (t) => writeText(sink, formatter.table(t)),
-            rows: (t, rows) => writeText(sink, formatter.rows(t, rows)),
+            rows: (t, rows) => {
+              progress.rows(rows.length);
+              return writeText(sink, formatter.rows(t, rows));
+            },
           });
+          progress.done();
           await writeText(sink, formatter.end());
           if (target !== null) {
             await target.commit();
@@ -95,6 +103,7 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
           }
           return 0;
         } catch (error) {
+          progress.done();
           await target?.abandon();
           throw error;
         }

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ImportRejectedError } from '../store/bulk-import.js';
 import type { BulkImportReport } from '../store/bulk-import.js';
-import { checkNullMarker, CsvOptionError, csvSource, DEFAULT_NULL_MARKER } from '../store/csv.js';
+import { checkNullMarker, CsvOptionError, csvSource, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
 import { MAX_LISTED_PROBLEMS, plural } from '../store/dataset.js';
-import { decodeUtf8, InvalidUtf8Error } from '../store/import-items.js';
+import { decodeUtf8, InvalidUtf8Error } from '../dataset/utf8.js';
 import type { ImportItem, ImportSource } from '../store/import-items.js';
-import { jsonDatasetSource } from '../store/json-stream.js';
+import { jsonDatasetSource } from '../dataset/json-stream.js';
 import { openStore } from '../store/open-store.js';
 import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
@@ -64,7 +64,7 @@ Options:
                              opened and nothing is written
   -h, --help                 show this help
 
-Standard error shows a progress bar when it is a terminal.
+Standard error shows progress (share of the file, rows, rate, time) when it is a terminal.
 Exit status: 0 imported (with --dry-run: the file is valid), 1 invalid file or database
 error, 2 usage error.
 `;

@@ -3,7 +3,7 @@
  * for people and scripts alike (tab-separated, or CSV for students, so it can be imported back).
  * None of them creates or migrates a database: they say to run `sis migrate` instead.
  */
-import { csvLine, DEFAULT_NULL_MARKER } from '../store/csv.js';
+import { csvLine, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
 import { STUDENT_FIELDS } from '../store/record-check.js';
 import { optionValue, parseArgs } from './args.js';
 import type { OptionSpec } from './args.js';

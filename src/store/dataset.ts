@@ -1,10 +1,10 @@
 /**
- * The import format: parsing and validation with every problem named by where it is, so an operator
- * fixes a file in one pass. Nothing reaches the store unless the whole dataset is valid, which is
- * also where characters XML 1.0 forbids are refused: answers stay well-formed.
+ * Validation of a dataset where it enters the store, with every problem named by where it is, so an
+ * operator fixes a file in one pass. Nothing reaches the store unless the whole dataset is valid,
+ * which is also where characters XML 1.0 forbids are refused: answers stay well-formed. (Reading a
+ * dataset file is src/dataset's business.)
  */
 import type { Dataset, DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
-import { JsonSyntaxError, parseJsonText, TextPosition } from './json-text.js';
 import { checkRecord, findXmlForbiddenCharacter, isObject, KEY_FIELD, kind, member, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from './record-check.js';
 import type { TableName, TableRecord } from './record-check.js';
 
@@ -32,24 +32,6 @@ export class DatasetError extends Error {
 
 const TOP_LEVEL = ['students', 'devices', 'marks', 'push'] as const;
 
-/** Parses a dataset file's text (UTF-8 already decoded); `source` names the file in the message. */
-export function parseDataset(text: string, source?: string): Dataset {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  let parsed;
-  try {
-    parsed = parseJsonText(body);
-  } catch (error) {
-    if (error instanceof JsonSyntaxError) throw new DatasetError([error.message], 1, source);
-    throw error;
-  }
-  const problems = new Problems();
-  const position = new TextPosition(body);
-  for (const d of parsed.duplicateMembers) {
-    problems.add(() => `${position.describe(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
-  }
-  return checkDataset(parsed.value, problems, source);
-}
-
 /** Checks a value already in memory (parsed JSON, or data built in code) and returns a clean copy. */
 export function validateDataset(value: unknown, source?: string): Dataset {
   return checkDataset(value, new Problems(), source);
@@ -57,7 +39,7 @@ export function validateDataset(value: unknown, source?: string): Dataset {
 
 export { findXmlForbiddenCharacter };
 
-class Problems {
+export class Problems {
   readonly listed: string[] = [];
   total = 0;
   /** Takes a thunk so that rows past the listing limit cost no message formatting. */
@@ -66,7 +48,7 @@ class Problems {
   }
 }
 
-function checkDataset(value: unknown, problems: Problems, source: string | undefined): Dataset {
+export function checkDataset(value: unknown, problems: Problems, source: string | undefined): Dataset {
   let students: StudentRecord[] = [];
   let devices: DeviceRecord[] = [];
   let marks: MarkRecord[] | undefined;

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { postgresBulkSession } from './bulk-session.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { postgresDataVersion, sqliteDataVersion } from './data-version.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
@@ -93,6 +94,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     return await ready(db, 'postgres', schema ?? '', schema, mode, {
       snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
       dataVersion: postgresDataVersion(pool, schema),
+      bulkSession: postgresBulkSession(pool, schema),
     });
   } catch (error) {
     throw postgresOpenError(error, target.connectionString);
@@ -149,7 +151,7 @@ async function ready(
   lockScope: string,
   schema: string | null,
   mode: 'apply' | 'require',
-  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'dataVersion'> & {
+  reads: Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshotSlots' | 'dataVersion' | 'bulkSession'> & {
     readonly directAuthCode?: () => NonNullable<SqlStoreOptions['directAuthCode']>;
     readonly directRetention?: () => NonNullable<SqlStoreOptions['directRetention']>;
   },

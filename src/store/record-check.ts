@@ -2,7 +2,6 @@
  * The rules one imported record must follow, shared by the in-memory dataset check and the streamed
  * JSON and CSV readers, so every path refuses the same things with the same words.
  */
-import { codePointName } from './json-text.js';
 import type { DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
 
 export const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'] as const;
@@ -122,4 +121,9 @@ export function kind(value: unknown): string {
 export function member(base: string, key: string): string {
   if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) return base === '' ? key : `${base}.${key}`;
   return `${base}[${JSON.stringify(key)}]`;
+}
+
+/** `U+0001`: how messages name a character. */
+export function codePointName(cp: number): string {
+  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }

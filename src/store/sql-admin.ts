@@ -7,6 +7,8 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { bulkImport } from './bulk-import.js';
 import type { BulkImportOptions, BulkImportReport } from './bulk-import.js';
+import { kyselyBulkSession } from './bulk-session.js';
+import type { WithBulkSession } from './bulk-session.js';
 import { DatasetError } from './dataset.js';
 import type { ImportSource } from './import-items.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
@@ -46,6 +48,8 @@ export class SqlAdmin {
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
     private readonly lockScope: string,
+    /** The session bulk imports run on (PostgreSQL: a pool client with COPY). */
+    private readonly bulkSession: WithBulkSession = kyselyBulkSession(db, dialect),
   ) {}
 
   async stats(): Promise<StoreStats> {
@@ -207,7 +211,7 @@ export class SqlAdmin {
 
   /** A streamed, validated, all-or-nothing import (see bulk-import.ts). */
   importStream(source: ImportSource, options: BulkImportOptions = {}): Promise<BulkImportReport> {
-    return bulkImport(this.db, this.dialect, this.lockScope, source, options);
+    return bulkImport(this.bulkSession, this.lockScope, source, options);
   }
 
   /** Byte order, as SQLite compares text, whatever PostgreSQL's collation (an index of migration 2 serves it). */

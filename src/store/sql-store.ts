@@ -8,6 +8,7 @@ import type { DataVersionReader } from './data-version.js';
 import { validateDataset } from './dataset.js';
 import { isConnectionLost } from './db-errors.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
+import type { WithBulkSession } from './bulk-session.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
@@ -55,6 +56,8 @@ export interface SqlStoreOptions {
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
   readonly migrationsApplied?: readonly number[];
+  /** PostgreSQL: bulk imports on a pool client of their own, with COPY (default: a Kysely connection). */
+  readonly bulkSession?: WithBulkSession;
 }
 
 export class SqlStore implements Store, OutboxStore {
@@ -90,7 +93,7 @@ export class SqlStore implements Store, OutboxStore {
     this.dialect = options.dialect;
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
-    this.admin = new SqlAdmin(db, options.dialect, options.lockScope);
+    this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
     this.retention = new SqlRetention(db, options.dialect, options.directRetention);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
@@ -234,14 +237,8 @@ export class SqlStore implements Store, OutboxStore {
       // New rows go after everything stored; rows already stored keep their seq (not in the update set).
       const base = Number(top?.top ?? 0) + 1;
       for (let start = 0; start < students.length; start += IMPORT_BATCH_ROWS) {
-        const rows = students.slice(start, start + IMPORT_BATCH_ROWS).map((s, i) => ({
-          id_student: s.id_student,
-          fullName: s.fullName,
-          id_device: s.id_device,
-          ShowActive: s.ShowActive,
-          school_base_url: s.school_base_url,
-          seq: base + start + i,
-        }));
+        // The records are validateDataset's clean copies: exactly the table's fields.
+        const rows = students.slice(start, start + IMPORT_BATCH_ROWS).map((s, i) => ({ ...s, seq: base + start + i }));
         await trx
           .insertInto('students')
           .values(rows)

@@ -37,6 +37,11 @@ export async function lockForWrite(trx: Kysely<Database>, dialect: DialectName, 
   await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${`${purpose}:${schemaKey}`}))`.execute(trx);
 }
 
+/** `lockForWrite`'s lock as SQL text (`?` placeholders) and parameters, for sessions outside Kysely. */
+export function advisoryLock(purpose: string, schemaKey: string): [string, unknown[]] {
+  return ['select pg_advisory_xact_lock(?::int4, hashtext(?))', [LOCK_CLASS, `${purpose}:${schemaKey}`]];
+}
+
 /** First half of the two-key advisory lock: "SIS" plus 1, unlikely to collide with other applications. */
 const LOCK_CLASS = 0x53495301;
 

@@ -7,7 +7,7 @@ import type { App, AppOptions } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
-import { parseDataset } from '../../src/store/dataset.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */

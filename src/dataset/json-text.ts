@@ -3,6 +3,7 @@
  * not always give a position, and it silently keeps the last of two members with the same name.
  * This one reports `line L column C: ...` and lists duplicate member names instead of hiding them.
  */
+import { codePointName } from '../store/record-check.js';
 
 export class JsonSyntaxError extends Error {
   constructor(
@@ -274,10 +275,6 @@ class Parser {
     const { line, column } = this.position.locate(offset);
     throw new JsonSyntaxError(line, column, detail, offset, incomplete);
   }
-}
-
-export function codePointName(cp: number): string {
-  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 function hex4(code: number): string {

@@ -4,11 +4,11 @@
  * json-text.ts. Memory holds one chunk and one record, whatever the file's size. Problems carry
  * the line (and column for syntax) of the whole file, as the in-memory parser reports them.
  */
-import type { ImportItem, ImportSource } from './import-items.js';
+import type { ImportItem, ImportSource } from '../store/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
-import { checkRecord, isObject, kind, member, TABLE_NAMES, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from './record-check.js';
-import type { TableName } from './record-check.js';
+import { checkRecord, isObject, kind, member, TABLE_NAMES, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from '../store/record-check.js';
+import type { TableName } from '../store/record-check.js';
 
 /** A record (or any other value read whole) longer than this is refused rather than buffered. */
 export const MAX_VALUE_CHARS = 1 << 20;

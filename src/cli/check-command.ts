@@ -10,9 +10,9 @@ import { probeRedis, probeWebhook } from '../observe/probes.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
 import { inspectDatabase } from '../store/inspect-database.js';
 import { LATEST_SCHEMA_VERSION } from '../store/migrations.js';
-import { parseArgs } from './args.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { errorMessage, processOutput, usageError } from './output.js';
+import { errorMessage, processOutput } from './output.js';
 import type { CommandOutput } from './output.js';
 
 const USAGE = `Usage: sis check
@@ -46,41 +46,37 @@ const failed = (error: unknown): Outcome => ({ ok: false, text: `FAILED: ${error
 const PROBE_TIMEOUT_MS = 5000;
 
 export function createCheckCommand(output: CommandOutput = processOutput): Command {
-  return {
-    name: 'check',
-    summary: 'check the configuration, database, TLS, Redis and SMS gateway before a deploy',
-    usage: USAGE,
-    async run(args, env) {
-      const parsed = parseArgs(args, []);
-      if ('error' in parsed) return usageError(output, 'check', USAGE, parsed.error);
-      if (parsed.help) {
-        output.stdout.write(USAGE);
-        return 0;
-      }
-      if (parsed.positionals.length > 0) return usageError(output, 'check', USAGE, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-      let passed = true;
-      const line = (name: string, outcome: Outcome): void => {
-        passed &&= outcome.ok;
-        output.stdout.write(`${name}: ${outcome.text}\n`);
-      };
-      let config: Config;
-      try {
-        config = loadConfig(env);
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        for (const problem of error.problems) line('configuration', { ok: false, text: `FAILED: ${problem}` });
-        for (const name of ['database', 'tls', 'redis', 'sms gateway']) line(name, skipped('the configuration is invalid'));
-        return 1;
-      }
-      line('configuration', ok());
-      line('database', await checkDatabase(config));
-      line('tls', checkTls(config));
-      line('redis', config.redisUrl === null ? skipped('SIS_REDIS_URL is not set') : await attempt(() => probeRedis(config.redisUrl!, PROBE_TIMEOUT_MS)));
-      const webhook = config.smsWebhook;
-      line('sms gateway', webhook === null ? skipped('SIS_SMS_WEBHOOK_URL is not set') : await attempt(() => probeWebhook(webhook.url, Math.min(webhook.timeoutMs, PROBE_TIMEOUT_MS))));
-      return passed ? 0 : 1;
+  return defineCommand(
+    {
+      name: 'check',
+      summary: 'check the configuration, database, TLS, Redis and SMS gateway before a deploy',
+      usage: USAGE,
+      async run({ env }) {
+        let passed = true;
+        const line = (name: string, outcome: Outcome): void => {
+          passed &&= outcome.ok;
+          output.stdout.write(`${name}: ${outcome.text}\n`);
+        };
+        let config: Config;
+        try {
+          config = loadConfig(env);
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          for (const problem of error.problems) line('configuration', { ok: false, text: `FAILED: ${problem}` });
+          for (const name of ['database', 'tls', 'redis', 'sms gateway']) line(name, skipped('the configuration is invalid'));
+          return 1;
+        }
+        line('configuration', ok());
+        line('database', await checkDatabase(config));
+        line('tls', checkTls(config));
+        line('redis', config.redisUrl === null ? skipped('SIS_REDIS_URL is not set') : await attempt(() => probeRedis(config.redisUrl!, PROBE_TIMEOUT_MS)));
+        const webhook = config.smsWebhook;
+        line('sms gateway', webhook === null ? skipped('SIS_SMS_WEBHOOK_URL is not set') : await attempt(() => probeWebhook(webhook.url, Math.min(webhook.timeoutMs, PROBE_TIMEOUT_MS))));
+        return passed ? 0 : 1;
+      },
     },
-  };
+    output,
+  );
 }
 
 export const checkCommand: Command = createCheckCommand();

@@ -11,11 +11,12 @@ import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../dataset
 import { csvFormatter, jsonFormatter } from '../dataset/export-format.js';
 import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
-import { optionValue, parseArgs } from './args.js';
+import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { describeRows } from './import-command.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { CommandError, errorMessage, processOutput, usageError, writeText } from './output.js';
+import { CommandError, errorMessage, processOutput, writeText } from './output.js';
 import type { CommandOutput, TextSink } from './output.js';
 import { Progress } from './progress.js';
 
@@ -50,66 +51,63 @@ const SPECS = [
 ] as const;
 
 export function createExportCommand(output: CommandOutput = processOutput): Command {
-  return {
-    name: 'export',
-    summary: 'write the stored data as JSON or CSV, as `sis import` reads it',
-    usage: USAGE,
-    async run(args, env) {
-      const parsed = parseArgs(args, SPECS);
-      if ('error' in parsed) return usageError(output, 'export', USAGE, parsed.error);
-      if (parsed.help) {
-        output.stdout.write(USAGE);
-        return 0;
-      }
-      if (parsed.positionals.length > 0) return usageError(output, 'export', USAGE, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-      const file = optionValue(parsed, 'output');
-      const format = optionValue(parsed, 'format') ?? (file !== undefined && /\.csv$/i.test(file) ? 'csv' : 'json');
-      const table = optionValue(parsed, 'table') as TableName | undefined;
-      const nullOption = optionValue(parsed, 'null');
-      if (format === 'csv' && table === undefined) {
-        return usageError(output, 'export', USAGE, `a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}`);
-      }
-      if (format === 'json' && nullOption !== undefined) return usageError(output, 'export', USAGE, '--null is for CSV; JSON writes null itself');
-      let nullMarker = DEFAULT_NULL_MARKER;
-      try {
-        if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
-      } catch (error) {
-        if (error instanceof CsvOptionError) return usageError(output, 'export', USAGE, error.message);
-        throw error;
-      }
-      const tables = table === undefined ? TABLE_NAMES : [table];
-      const formatter = format === 'csv' ? csvFormatter(nullMarker) : jsonFormatter();
-
-      return withCommandStore('export', output, env, { migrations: 'require', bulk: true }, async (store, db) => {
-        const target = file === undefined ? null : await openTarget(file);
-        const sink: TextSink = target?.stream ?? output.stdout;
-        // Not over the data itself when both go to the same terminal.
-        const progress = new Progress(target !== null || output.stdout.isTTY !== true ? output.stderr : { write: () => undefined }, `exporting to ${file ?? 'standard output'}`, null);
+  return defineCommand(
+    {
+      name: 'export',
+      summary: 'write the stored data as JSON or CSV, as `sis import` reads it',
+      usage: USAGE,
+      options: SPECS,
+      async run({ args: parsed, env, usageError }) {
+        const file = optionValue(parsed, 'output');
+        const format = optionValue(parsed, 'format') ?? (file !== undefined && /\.csv$/i.test(file) ? 'csv' : 'json');
+        const table = optionValue(parsed, 'table') as TableName | undefined;
+        const nullOption = optionValue(parsed, 'null');
+        if (format === 'csv' && table === undefined) {
+          return usageError(`a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}`);
+        }
+        if (format === 'json' && nullOption !== undefined) return usageError('--null is for CSV; JSON writes null itself');
+        let nullMarker = DEFAULT_NULL_MARKER;
         try {
-          await writeText(sink, formatter.begin());
-          const counts = await store.admin.export(tables, {
-            table: (t) => writeText(sink, formatter.table(t)),
-            rows: (t, rows) => {
-              progress.rows(rows.length);
-              return writeText(sink, formatter.rows(t, rows));
-            },
-          });
-          progress.done();
-          await writeText(sink, formatter.end());
-          if (target !== null) {
-            await target.commit();
-            const what = describeRows(counts, tables);
-            output.stdout.write(`exported ${what} from ${db.shownUrl} to ${file}\n`);
-          }
-          return 0;
+          if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
         } catch (error) {
-          progress.done();
-          await target?.abandon();
+          if (error instanceof CsvOptionError) return usageError(error.message);
           throw error;
         }
-      });
+        const tables = table === undefined ? TABLE_NAMES : [table];
+        const formatter = format === 'csv' ? csvFormatter(nullMarker) : jsonFormatter();
+
+        return withCommandStore('export', output, env, { migrations: 'require', bulk: true }, async (store, db) => {
+          const target = file === undefined ? null : await openTarget(file);
+          const sink: TextSink = target?.stream ?? output.stdout;
+          // Not over the data itself when both go to the same terminal.
+          const progress = new Progress(target !== null || output.stdout.isTTY !== true ? output.stderr : { write: () => undefined }, `exporting to ${file ?? 'standard output'}`, null);
+          try {
+            await writeText(sink, formatter.begin());
+            const counts = await store.admin.export(tables, {
+              table: (t) => writeText(sink, formatter.table(t)),
+              rows: (t, rows) => {
+                progress.rows(rows.length);
+                return writeText(sink, formatter.rows(t, rows));
+              },
+            });
+            progress.done();
+            await writeText(sink, formatter.end());
+            if (target !== null) {
+              await target.commit();
+              const what = describeRows(counts, tables);
+              output.stdout.write(`exported ${what} from ${db.shownUrl} to ${file}\n`);
+            }
+            return 0;
+          } catch (error) {
+            progress.done();
+            await target?.abandon();
+            throw error;
+          }
+        });
+      },
     },
-  };
+    output,
+  );
 }
 
 export const exportCommand: Command = createExportCommand();

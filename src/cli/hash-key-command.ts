@@ -3,7 +3,10 @@
  * configuration never contains a key in clear. Without an argument it makes a new random key.
  */
 import { randomBytes } from 'node:crypto';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
+import { processOutput } from './output.js';
+import type { CommandOutput } from './output.js';
 import { hashKey } from '../access/access.js';
 
 const USAGE = `Usage: sis hash-key [KEY | -]
@@ -16,30 +19,36 @@ Prints the hashed form of an API key, to add to SIS_API_KEYS (comma-separated).
 Clients send the key in an X-Api-Key header, or as the password of HTTP Basic
 credentials (any user name).`;
 
-export const hashKeyCommand: Command = {
-  name: 'hash-key',
-  summary: 'make an API key and the hash SIS_API_KEYS holds',
-  usage: USAGE,
-  async run(args) {
-    if (args.length > 1) {
-      process.stderr.write(`sis hash-key: one key expected, got ${args.length}\n\n${USAGE}\n`);
-      return 2;
-    }
-    const arg = args[0];
-    if (arg === undefined) {
-      const key = randomBytes(32).toString('base64url');
-      process.stdout.write(`key:  ${key}\nhash: ${hashKey(key)}\n`);
-      return 0;
-    }
-    const key = arg === '-' ? (await readStdin()).replace(/\r?\n$/, '') : arg;
-    if (key === '') {
-      process.stderr.write('sis hash-key: the key is empty\n');
-      return 1;
-    }
-    process.stdout.write(`${hashKey(key)}\n`);
-    return 0;
-  },
-};
+export function createHashKeyCommand(output: CommandOutput = processOutput): Command {
+  return defineCommand(
+    {
+      name: 'hash-key',
+      summary: 'make an API key and the hash SIS_API_KEYS holds',
+      usage: USAGE,
+      positionals: true,
+      async run({ args, usageError }) {
+        const keys = args.positionals;
+        if (keys.length > 1) return usageError(`one key expected, got ${keys.length}`);
+        const arg = keys[0];
+        if (arg === undefined) {
+          const key = randomBytes(32).toString('base64url');
+          output.stdout.write(`key:  ${key}\nhash: ${hashKey(key)}\n`);
+          return 0;
+        }
+        const key = arg === '-' ? (await readStdin()).replace(/\r?\n$/, '') : arg;
+        if (key === '') {
+          output.stderr.write('sis hash-key: the key is empty\n');
+          return 1;
+        }
+        output.stdout.write(`${hashKey(key)}\n`);
+        return 0;
+      },
+    },
+    output,
+  );
+}
+
+export const hashKeyCommand: Command = createHashKeyCommand();
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

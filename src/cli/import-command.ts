@@ -17,10 +17,12 @@ import { openStore } from '../store/open-store.js';
 import { TABLE_NAMES } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
 import type { SqlStore } from '../store/sql-store.js';
-import { optionValue, parseArgs } from './args.js';
+import { optionValue } from './args.js';
+import type { ParsedArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { errorMessage, processOutput, usageError } from './output.js';
+import { errorMessage, processOutput } from './output.js';
 import type { CommandOutput } from './output.js';
 import { Progress } from './progress.js';
 
@@ -93,17 +95,15 @@ class InputError extends Error {}
 export function createImportCommand(output: CommandOutput = processOutput, stdin: AsyncIterable<Uint8Array | string> = process.stdin): Command {
   const err = (line: string): unknown => output.stderr.write(`${line}\n`);
 
-  return {
+  return defineCommand({
     name: 'import',
     summary: 'load a JSON dataset or a CSV table (students, devices, marks, push) streamed, all or nothing',
     usage: USAGE,
-    async run(args, env) {
+    options: SPECS,
+    positionals: true,
+    async run({ args, env, usageError }) {
       const plan = makePlan(args);
-      if ('error' in plan) return usageError(output, 'import', USAGE, plan.error);
-      if ('help' in plan) {
-        output.stdout.write(USAGE);
-        return 0;
-      }
+      if ('error' in plan) return usageError(plan.error);
       let size: number | null = null;
       if (plan.file !== '-') {
         try {
@@ -168,15 +168,12 @@ export function createImportCommand(output: CommandOutput = processOutput, stdin
         run(store, db.shownUrl),
       );
     },
-  };
+  }, output);
 }
 
 export const importCommand: Command = createImportCommand();
 
-function makePlan(args: readonly string[]): Plan | { error: string } | { help: true } {
-  const parsed = parseArgs(args, SPECS);
-  if ('error' in parsed) return parsed;
-  if (parsed.help) return { help: true };
+function makePlan(parsed: ParsedArgs): Plan | { error: string } {
   const files = parsed.positionals;
   if (files.length === 0) return { error: 'missing the dataset file' };
   if (files.length > 1) return { error: `one dataset file expected, got ${files.length}` };

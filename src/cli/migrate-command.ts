@@ -1,9 +1,9 @@
 /** `sis migrate`: brings the database to this program's schema version, as the service does on start. */
 import { LATEST_SCHEMA_VERSION } from '../store/migrations.js';
-import { parseArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { processOutput, usageError } from './output.js';
+import { processOutput } from './output.js';
 import type { CommandOutput } from './output.js';
 
 const USAGE = `Usage: sis migrate
@@ -18,29 +18,25 @@ Exit status: 0 up to date, 1 database error, 2 usage error.
 `;
 
 export function createMigrateCommand(output: CommandOutput = processOutput): Command {
-  return {
-    name: 'migrate',
-    summary: 'create the database or bring its schema up to date',
-    usage: USAGE,
-    async run(args, env) {
-      const parsed = parseArgs(args, []);
-      if ('error' in parsed) return usageError(output, 'migrate', USAGE, parsed.error);
-      if (parsed.help) {
-        output.stdout.write(USAGE);
-        return 0;
-      }
-      if (parsed.positionals.length > 0) return usageError(output, 'migrate', USAGE, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-      return withCommandStore('migrate', output, env, { migrations: 'apply' }, async (store, db) => {
-        const applied = store.migrationsApplied;
-        output.stdout.write(
-          applied.length === 0
-            ? `${db.shownUrl} is up to date (schema version ${LATEST_SCHEMA_VERSION})\n`
-            : `${db.shownUrl}: applied ${applied.length === 1 ? 'migration' : 'migrations'} ${applied.join(', ')} (schema version ${LATEST_SCHEMA_VERSION})\n`,
-        );
-        return 0;
-      });
+  return defineCommand(
+    {
+      name: 'migrate',
+      summary: 'create the database or bring its schema up to date',
+      usage: USAGE,
+      async run({ env }) {
+        return withCommandStore('migrate', output, env, { migrations: 'apply' }, async (store, db) => {
+          const applied = store.migrationsApplied;
+          output.stdout.write(
+            applied.length === 0
+              ? `${db.shownUrl} is up to date (schema version ${LATEST_SCHEMA_VERSION})\n`
+              : `${db.shownUrl}: applied ${applied.length === 1 ? 'migration' : 'migrations'} ${applied.join(', ')} (schema version ${LATEST_SCHEMA_VERSION})\n`,
+          );
+          return 0;
+        });
+      },
     },
-  };
+    output,
+  );
 }
 
 export const migrateCommand: Command = createMigrateCommand();

@@ -8,10 +8,11 @@ import type { Config } from '../config/config.js';
 import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import type { PruneReport, TablePrune } from '../outbox/pruner.js';
 import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
-import { optionValue, parseArgs } from './args.js';
+import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { processOutput, usageError, writeText } from './output.js';
+import { processOutput, writeText } from './output.js';
 import type { CommandOutput } from './output.js';
 
 const USAGE = `Usage: sis prune [--older-than DURATION] [--dry-run]
@@ -53,44 +54,41 @@ export function parseDuration(text: string): number | null {
 const SPECS = [{ name: 'older-than', value: true }, { name: 'dry-run' }] as const;
 
 export function createPruneCommand(output: CommandOutput = processOutput): Command {
-  return {
-    name: 'prune',
-    summary: 'remove codes and finished SMS messages older than their retention',
-    usage: USAGE,
-    async run(args, env) {
-      const parsed = parseArgs(args, SPECS);
-      if ('error' in parsed) return usageError(output, 'prune', USAGE, parsed.error);
-      if (parsed.help) {
-        output.stdout.write(USAGE);
-        return 0;
-      }
-      if (parsed.positionals.length > 0) return usageError(output, 'prune', USAGE, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-      const olderThanText = optionValue(parsed, 'older-than');
-      const olderThanMs = olderThanText === undefined ? undefined : parseDuration(olderThanText);
-      if (olderThanMs === null) {
-        return usageError(output, 'prune', USAGE, `--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not ${JSON.stringify(olderThanText)}`);
-      }
-      const dryRun = parsed.options.has('dry-run');
-      let config: Config;
-      try {
-        config = loadConfig(env);
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        output.stderr.write(`sis prune: ${error.message}\n`);
-        return 1;
-      }
-      return withCommandStore('prune', output, env, { migrations: 'require' }, async (store) => {
-        const pruner = new Pruner(store.retention, retentionPolicy(config), null);
-        const report = await pruner.prune({ ...(olderThanMs === undefined ? {} : { olderThanMs }), dryRun });
-        await writeText(output.stdout, describe(report, config, dryRun, olderThanMs));
-        // The removed bytes leave the SQLite files only once the write-ahead log is emptied.
-        if (!dryRun && !(await store.retention.compactLog())) {
-          output.stderr.write('sis prune: the SQLite write-ahead log is in use and still holds old pages; the service empties it at its next round\n');
+  return defineCommand(
+    {
+      name: 'prune',
+      summary: 'remove codes and finished SMS messages older than their retention',
+      usage: USAGE,
+      options: SPECS,
+      async run({ args: parsed, env, usageError }) {
+        const olderThanText = optionValue(parsed, 'older-than');
+        const olderThanMs = olderThanText === undefined ? undefined : parseDuration(olderThanText);
+        if (olderThanMs === null) {
+          return usageError(`--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not ${JSON.stringify(olderThanText)}`);
         }
-        return 0;
-      });
+        const dryRun = parsed.options.has('dry-run');
+        let config: Config;
+        try {
+          config = loadConfig(env);
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          output.stderr.write(`sis prune: ${error.message}\n`);
+          return 1;
+        }
+        return withCommandStore('prune', output, env, { migrations: 'require' }, async (store) => {
+          const pruner = new Pruner(store.retention, retentionPolicy(config), null);
+          const report = await pruner.prune({ ...(olderThanMs === undefined ? {} : { olderThanMs }), dryRun });
+          await writeText(output.stdout, describe(report, config, dryRun, olderThanMs));
+          // The removed bytes leave the SQLite files only once the write-ahead log is emptied.
+          if (!dryRun && !(await store.retention.compactLog())) {
+            output.stderr.write('sis prune: the SQLite write-ahead log is in use and still holds old pages; the service empties it at its next round\n');
+          }
+          return 0;
+        });
+      },
     },
-  };
+    output,
+  );
 }
 
 function describe(report: PruneReport, config: Config, dryRun: boolean, olderThanMs: number | undefined): string {

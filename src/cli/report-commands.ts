@@ -5,11 +5,11 @@
  */
 import { csvLine, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
 import { STUDENT_FIELDS } from '../store/record-check.js';
-import { optionValue, parseArgs } from './args.js';
-import type { OptionSpec } from './args.js';
+import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
+import { defineCommand } from './command.js';
 import type { Command } from './command.js';
-import { processOutput, usageError, writeText } from './output.js';
+import { processOutput, writeText } from './output.js';
 import type { CommandOutput } from './output.js';
 
 const STATS_USAGE = `Usage: sis stats
@@ -43,26 +43,12 @@ Options:
 Exit status: 0 printed (even none), 1 database error, 2 usage error.
 `;
 
-/** Parses arguments for a command without positionals; a number is a usage error's exit status. */
-function options(output: CommandOutput, name: string, usage: string, args: readonly string[], specs: readonly OptionSpec[]) {
-  const parsed = parseArgs(args, specs);
-  if ('error' in parsed) return usageError(output, name, usage, parsed.error);
-  if (parsed.help) {
-    output.stdout.write(usage);
-    return 0;
-  }
-  if (parsed.positionals.length > 0) return usageError(output, name, usage, `unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  return parsed;
-}
-
 export function createStatsCommand(output: CommandOutput = processOutput): Command {
-  return {
+  return defineCommand({
     name: 'stats',
     summary: 'count students, devices, auth codes and schools',
     usage: STATS_USAGE,
-    async run(args, env) {
-      const parsed = options(output, 'stats', STATS_USAGE, args, []);
-      if (typeof parsed === 'number') return parsed;
+    async run({ env }) {
       return withCommandStore('stats', output, env, { migrations: 'require' }, async (store, db) => {
         const stats = await store.admin.stats();
         const lines: [string, string | number][] = [
@@ -77,17 +63,15 @@ export function createStatsCommand(output: CommandOutput = processOutput): Comma
         return 0;
       });
     },
-  };
+  }, output);
 }
 
 export function createSchoolsCommand(output: CommandOutput = processOutput): Command {
-  return {
+  return defineCommand({
     name: 'schools',
     summary: 'list the school URLs with their numbers of students',
     usage: SCHOOLS_USAGE,
-    async run(args, env) {
-      const parsed = options(output, 'schools', SCHOOLS_USAGE, args, []);
-      if (typeof parsed === 'number') return parsed;
+    async run({ env }) {
       return withCommandStore('schools', output, env, { migrations: 'require' }, async (store) => {
         const schools = await store.admin.schools();
         let text = 'students\tactive\tschool_base_url\n';
@@ -96,22 +80,21 @@ export function createSchoolsCommand(output: CommandOutput = processOutput): Com
         return 0;
       });
     },
-  };
+  }, output);
 }
 
 export function createStudentsCommand(output: CommandOutput = processOutput): Command {
-  return {
+  return defineCommand({
     name: 'students',
     summary: 'list the students of one school as CSV',
     usage: STUDENTS_USAGE,
-    async run(args, env) {
-      const parsed = options(output, 'students', STUDENTS_USAGE, args, [
-        { name: 'school', value: true },
-        { name: 'active', value: true },
-      ]);
-      if (typeof parsed === 'number') return parsed;
+    options: [
+      { name: 'school', value: true },
+      { name: 'active', value: true },
+    ],
+    async run({ args: parsed, env, usageError }) {
       const school = optionValue(parsed, 'school');
-      if (school === undefined) return usageError(output, 'students', STUDENTS_USAGE, 'missing --school URL');
+      if (school === undefined) return usageError('missing --school URL');
       const active = optionValue(parsed, 'active') ?? null;
       return withCommandStore('students', output, env, { migrations: 'require', bulk: true }, async (store) => {
         await writeText(output.stdout, csvLine(STUDENT_FIELDS));
@@ -123,7 +106,7 @@ export function createStudentsCommand(output: CommandOutput = processOutput): Co
         return 0;
       });
     },
-  };
+  }, output);
 }
 
 export const statsCommand: Command = createStatsCommand();

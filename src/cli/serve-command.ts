@@ -8,7 +8,9 @@ import { processSignals, relayStartupFailure, runPrimary, workerMetrics, workerS
 import { describeStartupFailure, reportStartupFailure } from '../app/startup-errors.js';
 import { parseWorkers } from '../config/parse-settings.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
-import type { Command } from './command.js';
+import { optionValue } from './args.js';
+import { defineCommand } from './command.js';
+import type { Command, Env } from './command.js';
 
 const USAGE = `Usage: sis serve [--workers N|auto]
 
@@ -29,21 +31,13 @@ requests cut at shutdown; 2 usage error; 65 the database is not usable or is new
 program; 69 the address cannot be listened on; 77 a permission is missing (a database path,
 the PostgreSQL login); 78 invalid configuration (TLS files included) or no such PostgreSQL database.`;
 
-export const serveCommand: Command = {
+export const serveCommand: Command = defineCommand({
   name: 'serve',
   summary: 'run the web service (the default command)',
   usage: USAGE,
-  async run(args, env) {
-    let workersFlag: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i]!;
-      if (arg === '--workers' && i + 1 < args.length) workersFlag = args[++i];
-      else if (arg.startsWith('--workers=')) workersFlag = arg.slice('--workers='.length);
-      else {
-        process.stderr.write(`sis serve: unknown argument ${arg}\n\n${USAGE}\n`);
-        return 2;
-      }
-    }
+  options: [{ name: 'workers', value: true }],
+  async run({ args, env }) {
+    const workersFlag = optionValue(args, 'workers');
     const report = (err: unknown, log: Logger | null): number => reportStartupFailure(err, { log, stderr: process.stderr, command: 'sis serve' });
     let config: Config;
     try {
@@ -74,7 +68,7 @@ export const serveCommand: Command = {
     await flushLog(log);
     return exitSoon(code);
   },
-};
+});
 
 /** A failed start: said once (by the primary for all its workers; a worker keeps the details at debug). */
 async function failedStart(err: unknown, log: Logger, report: (err: unknown, log: Logger) => number): Promise<number> {
@@ -122,7 +116,7 @@ async function serve(config: Config, log: Logger): Promise<number> {
 }
 
 /** A logger for a failure before the configuration is known: LOG_LEVEL and SIS_LOG_FORMAT if they are valid. */
-function fallbackLogger(env: Readonly<Record<string, string | undefined>>): Logger {
+function fallbackLogger(env: Env): Logger {
   const level = env['LOG_LEVEL']?.toLowerCase() ?? '';
   const format = env['SIS_LOG_FORMAT']?.toLowerCase() ?? '';
   return createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info', process.stdout, {

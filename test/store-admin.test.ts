@@ -9,7 +9,7 @@ import { ImportRejectedError } from '../src/store/bulk-import.js';
 import { csvSource } from '../src/dataset/csv.js';
 import { DatasetError } from '../src/store/dataset.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { jsonDatasetSource } from '../src/dataset/json-stream.js';
+import { jsonDatasetSource } from '../src/dataset/json-dataset-source.js';
 import { LATEST_SCHEMA_VERSION, MigrationError } from '../src/store/migrations.js';
 import { openStore } from '../src/store/open-store.js';
 import type { TableName, TableRecord } from '../src/store/record-check.js';

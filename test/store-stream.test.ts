@@ -10,7 +10,8 @@ import { DatasetError } from '../src/store/dataset.js';
 import { parseDataset } from '../src/dataset/parse-dataset.js';
 import { decodeUtf8, InvalidUtf8Error } from '../src/dataset/utf8.js';
 import type { ImportItem, ImportSource } from '../src/store/import-items.js';
-import { jsonDatasetSource, MAX_VALUE_CHARS } from '../src/dataset/json-stream.js';
+import { jsonDatasetSource } from '../src/dataset/json-dataset-source.js';
+import { MAX_VALUE_CHARS } from '../src/dataset/json-stream.js';
 import type { TableName } from '../src/store/record-check.js';
 
 async function* chunks(text: string, size: number): AsyncGenerator<string> {

@@ -1,14 +1,14 @@
 /**
- * Reads a JSON dataset file as a stream: the top-level object and its arrays are walked token by
- * token here, and each array element (one record, small) is parsed whole by the strict parser of
- * json-text.ts. Memory holds one chunk and one record, whatever the file's size. Problems carry
- * the line (and column for syntax) of the whole file, as the in-memory parser reports them.
+ * Reads a JSON dataset as a stream: the top-level object and its arrays walked token by token,
+ * each element (one record) parsed whole by json-text.ts. Memory holds one chunk and one record;
+ * problems carry the file's line (and column for syntax), as the in-memory parser reports them.
  */
-import type { ImportItem, ImportSource } from '../store/import-items.js';
+import type { ImportItem } from '../store/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
 import { checkRecord, isObject, kind, member, TABLE_NAMES, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
+import { LineCounter } from './line-counter.js';
 
 /** A record (or any other value read whole) longer than this is refused rather than buffered. */
 export const MAX_VALUE_CHARS = 1 << 20;
@@ -16,37 +16,10 @@ export const MAX_VALUE_CHARS = 1 << 20;
 /** Text after an error near the buffer's end might still change it (a number cut as "1."). */
 const END_SLACK = 8;
 
-/**
- * `tables` (what --replace empties) is read once the file is: students and devices always, as a
- * dataset is about them; marks and push only when the file has those members, so a file without
- * them leaves the stored marks and push settings alone.
- */
-export function jsonDatasetSource(text: AsyncIterable<string>): ImportSource {
-  const reader = new JsonDatasetReader();
-  return {
-    items: readJsonDataset(text, reader),
-    get tables() {
-      return TABLE_NAMES.filter((t) => t === 'students' || t === 'devices' || reader.members.has(t));
-    },
-    labelled: true,
-  };
-}
-
-export async function* readJsonDataset(text: AsyncIterable<string>, reader = new JsonDatasetReader()): AsyncGenerator<ImportItem[]> {
-  for await (const chunk of text) {
-    reader.push(chunk);
-    yield reader.drain();
-    if (reader.finished) return;
-  }
-  reader.end();
-  yield reader.drain();
-}
-
 type State = 'start' | 'member' | 'after-member' | 'first-element' | 'element' | 'after-element' | 'trailing' | 'done';
-
 const WS = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-class JsonDatasetReader {
+export class JsonDatasetReader {
   private buf = '';
   private pos = 0;
   /** Absolute offset (in UTF-16 units) of buf[0]. */
@@ -324,61 +297,4 @@ function kindOfStart(c: number): string {
   if (c === 0x74 || c === 0x66) return 'a boolean';
   if (c === 0x6e) return 'null';
   return 'a number';
-}
-
-/**
- * Line and column (in code points, as editors count) of absolute offsets, moving forward only,
- * while the text before the buffer is dropped.
- */
-class LineCounter {
-  private line = 1;
-  /** Newlines are counted up to here (absolute). */
-  private counted = 0;
-  /** Where the current line starts (absolute). */
-  private lineStart = 0;
-  /** Code points of the current line that were in text already dropped. */
-  private carried = 0;
-
-  lineAt(buf: string, bufStart: number, offset: number): number {
-    this.countTo(buf, bufStart, offset);
-    return this.line;
-  }
-
-  locate(buf: string, bufStart: number, offset: number): { line: number; column: number } {
-    this.countTo(buf, bufStart, offset);
-    const from = this.lineStart >= bufStart ? this.lineStart - bufStart : 0;
-    const before = this.lineStart >= bufStart ? 0 : this.carried;
-    return { line: this.line, column: before + codePoints(buf, from, offset - bufStart) + 1 };
-  }
-
-  /** Called before buf[0, length) is dropped. */
-  drop(buf: string, bufStart: number, length: number): void {
-    this.countTo(buf, bufStart, bufStart + length);
-    const cut = bufStart + length;
-    if (this.lineStart < cut) {
-      const from = this.lineStart >= bufStart ? this.lineStart - bufStart : 0;
-      this.carried = (this.lineStart >= bufStart ? 0 : this.carried) + codePoints(buf, from, length);
-    }
-  }
-
-  private countTo(buf: string, bufStart: number, offset: number): void {
-    if (offset <= this.counted) return;
-    const end = offset - bufStart;
-    for (let i = buf.indexOf('\n', this.counted - bufStart); i !== -1 && i < end; i = buf.indexOf('\n', i + 1)) {
-      this.line++;
-      this.lineStart = bufStart + i + 1;
-      this.carried = 0;
-    }
-    this.counted = offset;
-  }
-}
-
-function codePoints(text: string, from: number, to: number): number {
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    // The second half of a surrogate pair is not a character of its own.
-    if (c < 0xdc00 || c > 0xdfff || i === from) n++;
-  }
-  return n;
 }

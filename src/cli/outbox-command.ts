@@ -7,7 +7,7 @@ import type { OutboxState } from '../store/outbox-types.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
-import type { Command } from './command.js';
+import type { Command, CommandCall } from './command.js';
 import { processOutput, writeText } from './output.js';
 import type { CommandOutput } from './output.js';
 
@@ -50,87 +50,86 @@ export function createOutboxCommand(output: CommandOutput = processOutput): Comm
       usage: USAGE,
       options: SPECS,
       positionals: true,
-      async run({ args: parsed, env, usageError }) {
-        const [action = 'list', ...rest] = parsed.positionals;
-        const fail = (message: string): number => usageError(message);
+      async run(call) {
+        const [action = 'list', ...rest] = call.args.positionals;
         const only = (allowed: readonly string[]): string | null => {
-          const other = [...parsed.options.keys()].find((o) => !allowed.includes(o));
+          const other = [...call.args.options.keys()].find((o) => !allowed.includes(o));
           return other === undefined ? null : `--${other} is not an option of "outbox ${action}"`;
         };
-
-        if (action === 'list') {
-          const problem = only(['state', 'limit']) ?? (rest.length > 0 ? `unexpected argument ${JSON.stringify(rest[0])}` : null);
-          if (problem !== null) return fail(problem);
-          const limitText = optionValue(parsed, 'limit') ?? '100';
-          const limit = Number(limitText);
-          if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1_000_000) return fail(`--limit must be a whole number from 1 to 1000000, not ${JSON.stringify(limitText)}`);
-          const state = optionValue(parsed, 'state') as OutboxState | undefined;
-          return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
-            const messages = await store.listOutbox({ ...(state === undefined ? {} : { state }), limit });
-            let text = `${HEADER.join('\t')}\n`;
-            for (const m of messages) {
-              const fields = [
-                String(m.id),
-                m.state,
-                String(m.attempts),
-                maskPhone(m.phone),
-                '***',
-                m.createdAt.toISOString(),
-                m.state === 'pending' ? m.nextAttemptAt.toISOString() : '',
-                m.deliveredAt?.toISOString() ?? '',
-                // One line per message; a gateway's error text never holds the code (webhook.ts).
-                (m.lastError ?? '').replace(/\s+/g, ' '),
-              ];
-              text += `${fields.join('\t')}\n`;
-            }
-            await writeText(output.stdout, text);
-            return 0;
-          });
-        }
-
-        if (action === 'retry') {
-          const problem = only(['failed']);
-          if (problem !== null) return fail(problem);
-          const all = parsed.options.has('failed');
-          if (all && rest.length > 0) return fail('give message ids or --failed, not both');
-          if (!all && rest.length === 0) return fail('name the messages to retry by id, or use --failed for every failed one');
-          const bad = rest.find((id) => !/^[1-9]\d{0,15}$/.test(id));
-          if (bad !== undefined) return fail(`not a message id: ${JSON.stringify(bad)}`);
-          const ids = rest.map(Number);
-          return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
-            const retried = await store.retryOutbox(all ? 'failed' : ids, new Date());
-            const of = all ? '' : ` of ${ids.length}`;
-            const note = !all && retried < ids.length ? ' (only failed messages are retried)' : '';
-            output.stdout.write(`${retried}${of} message${retried === 1 && of === '' ? '' : 's'} pending again${note}\n`);
-            return 0;
-          });
-        }
-
-        if (action === 'stats') {
-          const problem = only([]) ?? (rest.length > 0 ? `unexpected argument ${JSON.stringify(rest[0])}` : null);
-          if (problem !== null) return fail(problem);
-          return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
-            const counts = await store.outboxCounts();
-            const kept = await store.retention.retentionCounts();
-            const lines: [string, number][] = [
-              ['pending', counts.pending],
-              ['delivered', counts.delivered],
-              ['failed', counts.failed],
-              ['outbox_kept', kept.outbox.kept],
-              ['outbox_pruned', kept.outbox.pruned],
-              ['auth_codes_kept', kept.auth_codes.kept],
-              ['auth_codes_pruned', kept.auth_codes.pruned],
-            ];
-            output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
-            return 0;
-          });
-        }
-
-        return fail(`unknown action ${JSON.stringify(action)}; expected list, retry or stats`);
+        const noMore = (): string | null => (rest.length > 0 ? `unexpected argument ${JSON.stringify(rest[0])}` : null);
+        if (action === 'list') return list(call, output, only(['state', 'limit']) ?? noMore());
+        if (action === 'retry') return retry(call, output, only(['failed']), rest);
+        if (action === 'stats') return stats(call, output, only([]) ?? noMore());
+        return call.usageError(`unknown action ${JSON.stringify(action)}; expected list, retry or stats`);
       },
     },
     output,
   );
+}
+
+async function list({ args, env, usageError }: CommandCall, output: CommandOutput, problem: string | null): Promise<number> {
+  if (problem !== null) return usageError(problem);
+  const limitText = optionValue(args, 'limit') ?? '100';
+  const limit = Number(limitText);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1_000_000) return usageError(`--limit must be a whole number from 1 to 1000000, not ${JSON.stringify(limitText)}`);
+  const state = optionValue(args, 'state') as OutboxState | undefined;
+  return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
+    const messages = await store.listOutbox({ ...(state === undefined ? {} : { state }), limit });
+    let text = `${HEADER.join('\t')}\n`;
+    for (const m of messages) {
+      const fields = [
+        String(m.id),
+        m.state,
+        String(m.attempts),
+        maskPhone(m.phone),
+        '***',
+        m.createdAt.toISOString(),
+        m.state === 'pending' ? m.nextAttemptAt.toISOString() : '',
+        m.deliveredAt?.toISOString() ?? '',
+        // One line per message; a gateway's error text never holds the code (webhook.ts).
+        (m.lastError ?? '').replace(/\s+/g, ' '),
+      ];
+      text += `${fields.join('\t')}\n`;
+    }
+    await writeText(output.stdout, text);
+    return 0;
+  });
+}
+
+async function retry({ args, env, usageError }: CommandCall, output: CommandOutput, problem: string | null, rest: readonly string[]): Promise<number> {
+  if (problem !== null) return usageError(problem);
+  const all = args.options.has('failed');
+  if (all && rest.length > 0) return usageError('give message ids or --failed, not both');
+  if (!all && rest.length === 0) return usageError('name the messages to retry by id, or use --failed for every failed one');
+  const bad = rest.find((id) => !/^[1-9]\d{0,15}$/.test(id));
+  if (bad !== undefined) return usageError(`not a message id: ${JSON.stringify(bad)}`);
+  const ids = rest.map(Number);
+  return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
+    const retried = await store.retryOutbox(all ? 'failed' : ids, new Date());
+    const of = all ? '' : ` of ${ids.length}`;
+    const note = !all && retried < ids.length ? ' (only failed messages are retried)' : '';
+    output.stdout.write(`${retried}${of} message${retried === 1 && of === '' ? '' : 's'} pending again${note}\n`);
+    return 0;
+  });
+}
+
+async function stats({ env, usageError }: CommandCall, output: CommandOutput, problem: string | null): Promise<number> {
+  if (problem !== null) return usageError(problem);
+  return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
+    const counts = await store.outboxCounts();
+    const kept = await store.retention.retentionCounts();
+    const lines: [string, number][] = [
+      ['pending', counts.pending],
+      ['delivered', counts.delivered],
+      ['failed', counts.failed],
+      ['outbox_kept', kept.outbox.kept],
+      ['outbox_pruned', kept.outbox.pruned],
+      ['auth_codes_kept', kept.auth_codes.kept],
+      ['auth_codes_pruned', kept.auth_codes.pruned],
+    ];
+    output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
+    return 0;
+  });
 }
 
 export const outboxCommand: Command = createOutboxCommand();

@@ -20,6 +20,17 @@ const layerZones = LAYERS.flatMap((lower, i) =>
   })),
 );
 
+/** A dialect's name compared (==, !=, ===, !==, or a switch case), in any operand order. */
+function dialectNameChecks() {
+  const name = '/^(sqlite|postgres)$/';
+  const message =
+    'Do not compare dialect names outside src/store/dialect/: ask the Dialect (src/store/dialect/dialect.ts) what it does, adding a member there if need be.';
+  return [
+    { selector: `BinaryExpression[operator=/^[!=]==?$/] > Literal[value=${name}]`, message },
+    { selector: `SwitchCase > Literal.test[value=${name}]`, message },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'test/artifacts/'] },
   js.configs.recommended,
@@ -45,6 +56,14 @@ export default tseslint.config(
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+    },
+  },
+  {
+    // Dialects are modules (src/store/dialect/): code elsewhere asks its Dialect what it does, never which one it is.
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/dialect/**'],
+    rules: {
+      'no-restricted-syntax': ['error', ...dialectNameChecks()],
     },
   },
   {

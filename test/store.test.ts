@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { DatasetError } from '../src/store/dataset.js';
-import { parseDatabaseUrl, redactDatabaseUrl } from '../src/store/database-url.js';
+import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../src/store/database-url.js';
+import { dialectFor } from '../src/store/dialect/database-at.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { migrations } from '../src/store/migrations.js';
 import { openStore } from '../src/store/open-store.js';
@@ -284,6 +285,28 @@ describe('opening', () => {
     assert.equal(redactDatabaseUrl('postgres://u:secret@h:5432/db'), 'postgres://u:***@h:5432/db');
     assert.equal(redactDatabaseUrl('postgres://h/db?password=secret&x=1'), 'postgres://h/db?password=***&x=1');
     assert.equal(redactDatabaseUrl('sqlite:./data/sis.db'), 'sqlite:./data/sis.db');
+  });
+
+  test('the URL chooses the dialect, and the opened store carries it', async (t) => {
+    // What the service and the CLI ask before opening (app.ts, cli-store.ts) follows the URL alone.
+    const file = dialectFor('sqlite:./data/sis.db');
+    assert.deepEqual([file.name, file.isServer, file.pooled, file.statementTimeoutLimitsRuns], ['sqlite', false, false, false]);
+    assert.equal(dialectFor('data/x.db'), file);
+    const server = dialectFor('postgresql://u:p@h/db?schema=a');
+    assert.deepEqual([server.name, server.isServer, server.pooled, server.statementTimeoutLimitsRuns], ['postgres', true, true, true]);
+    assert.throws(() => dialectFor('mysql://h/db'), DatabaseUrlError);
+    for (const target of storeTargets) {
+      await t.test(target.name, async (t) => {
+        if (target.skip !== null) return t.skip(target.skip);
+        const db = await target.fresh();
+        const store = await openStore(db.url);
+        try {
+          assert.equal(store.dialect, dialectFor(db.url));
+        } finally {
+          await store.close();
+        }
+      });
+    }
   });
 
   test('the demo dataset is the example file', async () => {

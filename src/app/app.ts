@@ -25,7 +25,7 @@ import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { parseDatabaseUrl } from '../store/database-url.js';
+import { dialectFor } from '../store/dialect/database-at.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { BackgroundStore } from '../store/background-store.js';
 import { openStore } from '../store/open-store.js';
@@ -83,13 +83,13 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   }
   const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null, health);
   const pruner = startPruner(config, log, store);
-  const postgres = ownStore && parseDatabaseUrl(config.databaseUrl).dialect === 'postgres';
+  const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
     // Read at scrape time, once the dispatcher below exists.
     answerCache: () => dispatcher.cache,
     ...(pruner === null ? {} : { retention: () => pruner }),
-    ...(postgres ? { dbPoolMax: config.databasePoolSize } : {}),
+    ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
   });
   const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
   const gate = new Gate(
@@ -228,7 +228,7 @@ async function openOwnStore(config: Config, log: Logger, health: DependencyHealt
       log.info(report, 'empty database: demo data loaded');
     }
   };
-  if (parseDatabaseUrl(config.databaseUrl).dialect === 'sqlite') {
+  if (!dialectFor(config.databaseUrl).isServer) {
     const store = await openStore(config.databaseUrl, options);
     await loadDemo(store);
     return store;

@@ -3,7 +3,8 @@
  * service reads them), opened for the command's needs, closed afterwards, failures reported.
  */
 import { ConfigError, loadConfig } from '../config/config.js';
-import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../store/database-url.js';
+import { DatabaseUrlError, redactDatabaseUrl } from '../store/database-url.js';
+import { dialectFor } from '../store/dialect/database-at.js';
 import { openStore } from '../store/open-store.js';
 import type { OpenStoreOptions } from '../store/open-store.js';
 import type { SqlStore } from '../store/sql-store.js';
@@ -16,7 +17,7 @@ export type CommandEnv = Readonly<Record<string, string | undefined>>;
 export interface CommandStoreOptions {
   /** "apply" for commands that write (they create and migrate, as the service does); "require" for those that only read. */
   readonly migrations: 'apply' | 'require';
-  /** Statements that legitimately run long (an import's merge, an export): no PostgreSQL statement time-out. */
+  /** Statements that legitimately run long (an import's merge, an export): no statement time-out where it bounds run time (PostgreSQL). */
   readonly bulk?: boolean;
   /** Appended to a failure's message ("; nothing was imported"). */
   readonly failureNote?: string;
@@ -49,8 +50,7 @@ export function commandDatabase(env: CommandEnv, options: CommandStoreOptions): 
     storeOptions = {};
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  const dialect = parseDatabaseUrl(url).dialect;
-  const bulkOnPostgres = options.bulk === true && dialect === 'postgres';
+  const unbounded = options.bulk === true && dialectFor(url).statementTimeoutLimitsRuns;
   return {
     url,
     shownUrl: redactDatabaseUrl(url),
@@ -58,7 +58,7 @@ export function commandDatabase(env: CommandEnv, options: CommandStoreOptions): 
       ...storeOptions,
       // A command uses one connection at a time; the pool's default is for the service.
       poolSize: Math.min(storeOptions.poolSize ?? 2, 2),
-      ...(bulkOnPostgres ? { statementTimeoutMs: 0 } : {}),
+      ...(unbounded ? { statementTimeoutMs: 0 } : {}),
       applicationName: 'sis-cli',
       migrations: options.migrations,
     },

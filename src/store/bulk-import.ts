@@ -10,8 +10,7 @@ import { plural } from './dataset.js';
 import type { ImportSource } from './import-items.js';
 import { KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS, TABLE_NAMES } from './record-check.js';
 import type { TableName } from './record-check.js';
-import type { DialectName } from './schema.js';
-import { advisoryLock } from './transaction.js';
+import type { Dialect } from './dialect/dialect.js';
 
 export interface BulkImportOptions {
   /** Empty the tables the file provides first (same transaction as the merge). */
@@ -43,7 +42,7 @@ const PAGE_ROWS = 1000;
 /** The stored table each importable one goes to. */
 const STORED_TABLE: Readonly<Record<TableName, string>> = { students: 'students', devices: 'devices', marks: 'marks', push: 'push_settings' };
 /** Temporary tables named with their schema, never mistaken for a table of the database's schema. */
-const temp = (dialect: DialectName, name: string): string => `${dialect === 'sqlite' ? 'temp' : 'pg_temp'}.${name}`;
+const temp = (dialect: Dialect, name: string): string => `${dialect.staging.tempSchema}.${name}`;
 const stage = stageTable;
 
 export async function bulkImport(
@@ -65,13 +64,12 @@ export async function bulkImport(
       await run(`drop table if exists ${temp(dialect, stage(table))}`);
       const required: readonly string[] = REQUIRED_FIELDS[table];
       const columns = TABLE_FIELDS[table].map((f) => `${quote(f)} text${required.includes(f) ? ' not null' : ''}`);
-      const ord = dialect === 'sqlite' ? 'ord integer primary key' : 'ord bigint not null';
-      await run(`create temp table ${stage(table)} (${ord}, line bigint not null, ${columns.join(', ')})`);
+      await run(`create temp table ${stage(table)} (${dialect.staging.ordColumn}, line bigint not null, ${columns.join(', ')})`);
     }
     try {
       const counts: Record<TableName, number> = { students: 0, devices: 0, marks: 0, push: 0 };
       const stager = createStager(session);
-      await inTransaction(run, 'begin', async () => {
+      await inTransaction(run, dialect.begin('plain'), async () => {
         for await (const batch of source.items) {
           for (const item of batch) {
             if (item.kind === 'problem') {
@@ -84,10 +82,8 @@ export async function bulkImport(
         }
         await stager.finish();
       });
-      // PostgreSQL refuses a key twice in one merge (a unique violation into an empty table, a row
-      // affected twice by an upsert), so there the duplicates are looked for only when it does;
-      // SQLite's upsert would take the second row silently, so there they are looked for first.
-      const checkFirst = dialect === 'sqlite' || problems > 0 || options.dryRun === true;
+      // Where the merge refuses a key twice, the duplicates are looked for only when it does (dialect.ts).
+      const checkFirst = !dialect.staging.mergeRefusesDuplicates || problems > 0 || options.dryRun === true;
       const listDuplicates = async (): Promise<void> => {
         options.onPhase?.('checking');
         for (const table of TABLE_NAMES) {
@@ -118,13 +114,14 @@ export async function bulkImport(
 /** The one write transaction: the staged rows merged into the stored tables (`replace`: emptied first). */
 async function merge(
   run: Run,
-  dialect: DialectName,
+  dialect: Dialect,
   lockScope: string,
   counts: Readonly<Record<TableName, number>>,
   replace: readonly TableName[],
 ): Promise<void> {
-  await inTransaction(run, dialect === 'sqlite' ? 'begin immediate' : 'begin', async () => {
-    if (dialect === 'postgres') await run(...advisoryLock('import', lockScope));
+  await inTransaction(run, dialect.begin('write'), async () => {
+    const lock = dialect.writeLockStatement('import', lockScope);
+    if (lock !== null) await run(...lock);
     for (const table of replace) await run(`delete from ${STORED_TABLE[table]}`);
     if (counts.students > 0) {
       const columns = TABLE_FIELDS.students.map(quote).join(', ');
@@ -170,7 +167,7 @@ async function upsert(run: Run, table: 'students' | 'devices', action: string): 
 type Run = (text: string, parameters?: readonly unknown[]) => Promise<{ readonly rows: readonly unknown[] }>;
 
 /** `work` in one transaction of the session: committed when it returns, rolled back when it throws. */
-async function inTransaction(run: Run, begin: 'begin' | 'begin immediate', work: () => Promise<void>): Promise<void> {
+async function inTransaction(run: Run, begin: string, work: () => Promise<void>): Promise<void> {
   await run(begin);
   try {
     await work();
@@ -185,7 +182,7 @@ async function inTransaction(run: Run, begin: 'begin' | 'begin immediate', work:
 /** Reports every row whose key an earlier row of the file already used. */
 async function reportDuplicates(
   run: Run,
-  dialect: DialectName,
+  dialect: Dialect,
   table: TableName,
   labelled: boolean,
   report: (message: string) => void,

@@ -1,18 +1,20 @@
 /**
  * Versioned migrations as data. `migrate` applies the missing ones on open, in one transaction, and
  * records each in sis_migrations; on PostgreSQL an advisory lock lets several instances start at once.
- * Append new migrations; never edit one that has shipped.
+ * Append new migrations; never change what one that has shipped does (its dialect-only steps and
+ * column types are the dialects', dialect/*.ts: moving code there must leave the schema as it was).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database, DialectName } from './schema.js';
+import type { Dialect } from './dialect/dialect.js';
+import type { Database } from './schema.js';
 import { SchemaTooNewError } from '../errors/startup-errors.js';
-import { lockForWrite, writeTransaction } from './transaction.js';
 
 export interface Migration {
   readonly version: number;
   readonly name: string;
-  up(db: Kysely<Database>, dialect: DialectName): Promise<void>;
+  /** The dialect spells the column types and adds the objects only one of them has (dialect.ts). */
+  up(db: Kysely<Database>, dialect: Dialect): Promise<void>;
 }
 
 export const migrations: readonly Migration[] = [
@@ -27,7 +29,7 @@ export const migrations: readonly Migration[] = [
         .addColumn('id_device', 'text')
         .addColumn('ShowActive', 'text')
         .addColumn('school_base_url', 'text')
-        .addColumn('seq', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+        .addColumn('seq', dialect.ddl.bigint, (c) => c.notNull())
         .execute();
       await db.schema
         .createIndex('students_school_active_seq')
@@ -41,12 +43,10 @@ export const migrations: readonly Migration[] = [
         .execute();
       await db.schema
         .createTable('auth_codes')
-        .addColumn('id', dialect === 'postgres' ? 'bigint' : 'integer', (c) =>
-          dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement(),
-        )
+        .addColumn('id', dialect.ddl.bigint, (c) => dialect.ddl.generatedKey(c))
         .addColumn('code', 'text')
         .addColumn('phone', 'text')
-        .addColumn('created_at', dialect === 'postgres' ? 'timestamptz' : 'text', (c) => c.notNull())
+        .addColumn('created_at', dialect.ddl.timestamp, (c) => c.notNull())
         .execute();
     },
   },
@@ -57,19 +57,18 @@ export const migrations: readonly Migration[] = [
       // Export pages and max(seq) walk this index instead of scanning; seq is unique by construction.
       await db.schema.createIndex('students_seq').on('students').column('seq').unique().execute();
       // Devices are exported in byte order (as SQLite sorts), whatever the database's collation.
-      if (dialect === 'postgres') await sql`create index devices_id_bytes on devices (id collate "C")`.execute(db);
+      await dialect.ddl.createByteOrderIndex(db, 'devices_id_bytes', 'devices', 'id');
     },
   },
   {
     version: 3,
     name: 'marks, push settings, the SMS outbox and the per-phone code count',
     async up(db, dialect) {
-      const pg = dialect === 'postgres';
-      const time = pg ? 'timestamptz' : 'text';
+      const time = dialect.ddl.timestamp;
       // seq is unique by construction (import position), so it is the key and the order at once.
       await db.schema
         .createTable('marks')
-        .addColumn('seq', pg ? 'bigint' : 'integer', (c) => c.primaryKey())
+        .addColumn('seq', dialect.ddl.bigint, (c) => c.primaryKey())
         .addColumn('id_student', 'text', (c) => c.notNull())
         .addColumn('SubjectID', 'text', (c) => c.notNull())
         .addColumn('SubjectName', 'text')
@@ -87,7 +86,7 @@ export const migrations: readonly Migration[] = [
         .execute();
       await db.schema
         .createTable('outbox')
-        .addColumn('id', pg ? 'bigint' : 'integer', (c) => (pg ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement()))
+        .addColumn('id', dialect.ddl.bigint, (c) => dialect.ddl.generatedKey(c))
         .addColumn('phone', 'text', (c) => c.notNull())
         .addColumn('code', 'text', (c) => c.notNull())
         .addColumn('message', 'text', (c) => c.notNull())
@@ -110,29 +109,8 @@ export const migrations: readonly Migration[] = [
     version: 4,
     name: 'a data version that every write to students moves (PostgreSQL)',
     async up(db, dialect) {
-      // SQLite tells the same for free (data_version and total_changes(), see data-version.ts), and
-      // has only row-level triggers: a million-row import would write the version a million times.
-      if (dialect !== 'postgres') return;
-      await db.schema
-        .createTable('sis_data_versions')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('version', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.insertInto('sis_data_versions').values({ name: 'students', version: 1 }).execute();
-      // Statement-level, in the writer's transaction: every writer (imports, admin commands, SQL
-      // typed by hand) moves the version with its commit, once per statement whatever the rows.
-      // The table is found through the trigger's own schema, not the writer's search_path.
-      await sql`
-        create function sis_bump_data_version() returns trigger language plpgsql as $$
-        begin
-          execute format('update %I.sis_data_versions set version = version + 1 where name = %L', tg_table_schema, tg_table_name);
-          return null;
-        end $$`.execute(db);
-      await sql`
-        create trigger students_data_version after insert or update or delete or truncate on students
-        for each statement execute procedure sis_bump_data_version()`.execute(db);
-      // Fires in replica mode too (a logical replication subscriber applying changes).
-      await sql`alter table students enable always trigger students_data_version`.execute(db);
+      // PostgreSQL's trigger and table; SQLite tells the version for free (dialect.ts says why).
+      await dialect.ddl.createDataVersion(db);
     },
   },
   {
@@ -151,7 +129,7 @@ export const migrations: readonly Migration[] = [
         .createTable('pruned_rows')
         .addColumn('table_name', 'text', (c) => c.notNull())
         .addColumn('slot', 'integer', (c) => c.notNull())
-        .addColumn('pruned', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+        .addColumn('pruned', dialect.ddl.bigint, (c) => c.notNull())
         .addPrimaryKeyConstraint('pruned_rows_key', ['table_name', 'slot'])
         .execute();
     },
@@ -167,7 +145,7 @@ export class MigrationError extends Error {
 }
 
 export interface MigrateOptions {
-  readonly dialect: DialectName;
+  readonly dialect: Dialect;
   /** PostgreSQL schema to create and migrate; null means whatever search_path names. */
   readonly schema: string | null;
 }
@@ -180,10 +158,10 @@ export async function migrate(db: Kysely<Database>, options: MigrateOptions): Pr
   const before = await appliedRows(db);
   refuseNewer(before);
   if (isCurrent(before)) return [];
-  return writeTransaction(db, dialect, async (trx) => {
-    await lockForWrite(trx, dialect, 'migrate', schema ?? '');
+  return dialect.writeTransaction(db, async (trx) => {
+    await dialect.lockForWrite(trx, 'migrate', schema ?? '');
     // Under the lock: a concurrent "create schema if not exists" could otherwise fail on a unique index.
-    if (dialect === 'postgres' && schema !== null) await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+    await dialect.ddl.createSchema(trx, schema);
     await trx.schema
       .createTable('sis_migrations')
       .ifNotExists()

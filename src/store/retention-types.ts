@@ -41,3 +41,14 @@ export interface RetentionStore {
    */
   compactLog(): Promise<boolean>;
 }
+
+/**
+ * A dialect's way of running retention's batches (the opener gives it to the store): SQLite's
+ * synchronous transactions on its one writer (sqlite-retention.ts), PostgreSQL's single statements
+ * over SKIP LOCKED rows (dialect/postgres-retention.ts). `before` is an ISO 8601 time.
+ */
+export interface RetentionBatches {
+  prune(table: RetentionTable, before: string, limit: number): Promise<number>;
+  erase(limit: number): Promise<number>;
+  compactLog(): Promise<boolean>;
+}

@@ -100,5 +100,3 @@ export interface Database {
   sis_migrations: MigrationsTable;
   sis_data_versions: DataVersionsTable;
 }
-
-export type DialectName = 'sqlite' | 'postgres';

@@ -14,9 +14,10 @@ import type { ImportSource } from './import-items.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
 import { findXmlForbiddenCharacter } from './record-check.js';
 import type { TableName, TableRecord } from './record-check.js';
-import type { Database, DialectName } from './schema.js';
+import type { Dialect } from './dialect/dialect.js';
+import type { Database } from './schema.js';
 import type { DeviceRecord, StudentRecord } from './store.js';
-import { pinnedTransaction, writeTransaction } from './transaction.js';
+import { pinnedTransaction } from './transaction.js';
 
 export interface StoreStats {
   readonly students: number;
@@ -46,7 +47,7 @@ export const PAGE_ROWS = 5000;
 export class SqlAdmin {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: DialectName,
+    private readonly dialect: Dialect,
     private readonly lockScope: string,
     /** The session bulk imports run on (PostgreSQL: a pool client with COPY). */
     private readonly bulkSession: WithBulkSession = kyselyBulkSession(db, dialect),
@@ -111,7 +112,7 @@ export class SqlAdmin {
   async setDevice(id: string, token: string | null): Promise<'created' | 'updated'> {
     const problems = [checkText('id', id), token === null ? null : checkText('token', token)].filter((p): p is string => p !== null);
     if (problems.length > 0) throw new DatasetError(problems, problems.length, 'device');
-    return writeTransaction(this.db, this.dialect, async (trx) => {
+    return this.dialect.writeTransaction(this.db, async (trx) => {
       const existing = await trx.selectFrom('devices').select('id').where('id', '=', id).executeTakeFirst();
       await trx
         .insertInto('devices')
@@ -214,9 +215,9 @@ export class SqlAdmin {
     return bulkImport(this.bulkSession, this.lockScope, source, options);
   }
 
-  /** Byte order, as SQLite compares text, whatever PostgreSQL's collation (an index of migration 2 serves it). */
+  /** Byte order, as SQLite compares text, whatever the database's collation (an index of migration 2 serves it). */
   private bytewise(): ReturnType<typeof sql.raw> {
-    return sql.raw(this.dialect === 'postgres' ? 'collate "C"' : '');
+    return sql.raw(this.dialect.byteOrder);
   }
 }
 

@@ -8,11 +8,11 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
-import type { Database, DialectName, OutboxTable } from './schema.js';
+import type { Dialect } from './dialect/dialect.js';
+import type { Database, OutboxTable } from './schema.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
 import { refusal, windowStart } from './auth-code-window.js';
 import { MASKED_PHONE_SQL } from './phone-mask.js';
-import { lockForWrite, writeTransaction } from './transaction.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
@@ -36,16 +36,16 @@ type OutboxRow = Pick<Selectable<OutboxTable>, (typeof COLUMNS)[number]>;
 export class SqlOutbox implements OutboxStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: DialectName,
+    private readonly dialect: Dialect,
     private readonly lockScope: string,
   ) {}
 
   async acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
-    return writeTransaction(this.db, this.dialect, async (trx) => {
+    return this.dialect.writeTransaction(this.db, async (trx) => {
       // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
       // (SQLite's immediate transaction already serialises every writer.)
-      await lockForWrite(trx, this.dialect, `auth-code:${request.phone}`, this.lockScope);
+      await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
       if (request.maxPerHour > 0) {
         // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
         const limiting = await trx
@@ -81,7 +81,7 @@ export class SqlOutbox implements OutboxStore {
       .limit(1)
       .executeTakeFirst();
     if (anyDue === undefined) return [];
-    const rows = await writeTransaction(this.db, this.dialect, async (trx) => {
+    const rows = await this.dialect.writeTransaction(this.db, async (trx) => {
       const due = trx
         .selectFrom('outbox')
         .select('id')
@@ -93,8 +93,8 @@ export class SqlOutbox implements OutboxStore {
       return trx
         .updateTable('outbox')
         .set((eb) => ({ locked_by: worker, locked_until: until, attempts: eb('attempts', '+', 1) }))
-        // PostgreSQL: rows another instance is claiming right now are skipped, not waited for.
-        .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+        // Rows another instance is claiming right now are skipped, not waited for.
+        .where('id', 'in', this.dialect.skipLocked(due))
         .returning(COLUMNS)
         .execute();
     });

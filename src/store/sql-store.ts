@@ -1,6 +1,7 @@
 /**
  * The Store over Kysely, the same code for SQLite and PostgreSQL. Dialect differences live in
- * migrations.ts and transaction.ts; here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
+ * dialect/ (asked through options.dialect, or given by the opener: snapshots, retention batches,
+ * direct SQLite reads); here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
  */
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
@@ -12,11 +13,12 @@ import type { WithBulkSession } from './bulk-session.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
-import type { SqliteRetention } from './sqlite-retention.js';
 import { SqlRetention } from './sql-retention.js';
-import type { Database, DialectName } from './schema.js';
+import type { Dialect } from './dialect/dialect.js';
+import type { RetentionBatches } from './retention-types.js';
+import type { Database } from './schema.js';
 import { Slots } from './slots.js';
-import { postgresSnapshot } from './snapshot-read.js';
+import type { SnapshotRead } from './snapshot-read.js';
 import { IMPORT_BATCH_ROWS, replaceMarks } from './replace-marks.js';
 import type { SqliteReaders } from './sqlite-readers.js';
 import { StudentLists } from './student-lists.js';
@@ -31,11 +33,9 @@ import type {
   Store,
   StudentRecord,
 } from './store.js';
-import { lockForWrite, writeTransaction } from './transaction.js';
-
 
 export interface SqlStoreOptions {
-  readonly dialect: DialectName;
+  readonly dialect: Dialect;
   /**
    * SQLite only: runs a read synchronously on the one connection, bypassing Kysely's connection
    * queue. Reads then see the connection's own uncommitted writes; the service writes students and
@@ -46,8 +46,10 @@ export interface SqlStoreOptions {
   readonly dataVersion?: DataVersionReader;
   /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
   readonly directAuthCode?: DirectAuthCode;
-  /** SQLite only: retention's batches run synchronously (see sqlite-retention.ts). */
-  readonly directRetention?: SqliteRetention;
+  /** How retention's batches run (the dialect's: sqlite-retention.ts, dialect/postgres-retention.ts). */
+  readonly retention: RetentionBatches;
+  /** Opens a read of one consistent state on a connection of its own (snapshot-read.ts); none where there is none (SQLite :memory:). */
+  readonly snapshot?: () => Promise<SnapshotRead>;
   /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
   readonly readers?: SqliteReaders;
   /** Most snapshot reads (streamed lists) open at once; more wait their turn (default 4). */
@@ -56,12 +58,12 @@ export interface SqlStoreOptions {
   readonly lockScope: string;
   /** The migrations applied when the store was opened. */
   readonly migrationsApplied?: readonly number[];
-  /** PostgreSQL: bulk imports on a pool client of their own, with COPY (default: a Kysely connection). */
+  /** The session bulk imports run on (PostgreSQL: a pool client of their own, with COPY; default: a Kysely connection). */
   readonly bulkSession?: WithBulkSession;
 }
 
 export class SqlStore implements Store, OutboxStore {
-  readonly dialect: DialectName;
+  readonly dialect: Dialect;
   /** The migration versions opening the store applied (none when the database was up to date). */
   readonly migrationsApplied: readonly number[];
   /** Counts, listings, device edits, streamed import and export: for the admin CLI. */
@@ -94,13 +96,12 @@ export class SqlStore implements Store, OutboxStore {
     this.#lockScope = options.lockScope;
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
-    this.retention = new SqlRetention(db, options.dialect, options.directRetention);
+    this.retention = new SqlRetention(db, options.retention);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
-    const readers = options.readers;
     this.#students = new StudentLists(db, {
       read: (query) => this.#readArrays(query),
-      snapshot: options.dialect === 'postgres' ? () => postgresSnapshot(db) : readers === undefined ? null : async () => readers.begin(),
+      snapshot: options.snapshot ?? null,
       slots: this.#slots,
     });
     this.#tokenQuery = db.selectFrom('devices').select('token').where('id', '=', '').compile();
@@ -221,8 +222,8 @@ export class SqlStore implements Store, OutboxStore {
     // Validated here too, whoever the caller: this is where data enters the store (and '' stays '').
     const clean = validateDataset(dataset);
     const { students = [], devices = [], marks = [], push } = clean;
-    return writeTransaction(this.#db, this.dialect, async (trx) => {
-      await lockForWrite(trx, this.dialect, 'import', this.#lockScope);
+    return this.dialect.writeTransaction(this.#db, async (trx) => {
+      await this.dialect.lockForWrite(trx, 'import', this.#lockScope);
       if (options.replace === true) {
         // As `sis import --replace` of a JSON file: marks and push only when the dataset has them.
         await trx.deleteFrom('students').execute();

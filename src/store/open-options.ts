@@ -1,0 +1,26 @@
+/** What opening a store may be told (openStore, the dialects' openers in dialect/). */
+
+export interface OpenStoreOptions {
+  /** PostgreSQL connections in the pool (default 10). */
+  readonly poolSize?: number;
+  /** PostgreSQL: longest a statement may run (0: no limit). SQLite: longest a statement waits for a lock (default 5000). */
+  readonly statementTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a new connection (default 10000), so a silent network fails requests instead of hanging them. */
+  readonly connectTimeoutMs?: number;
+  /** PostgreSQL application_name, shown in pg_stat_activity (default "sis"; an application_name in the URL wins). */
+  readonly applicationName?: string;
+  /** PostgreSQL schema to use, created if missing; wins over the URL's `?schema=`. */
+  readonly schema?: string;
+  /**
+   * Errors of connections nobody is waiting on (the server restarted, a connection was killed). The
+   * pool replaces those connections; this only reports them. Never thrown: they must not crash the process.
+   */
+  readonly onBackgroundError?: (error: Error) => void;
+  /**
+   * "apply" (default): create the database and apply missing migrations. "require": change nothing,
+   * refuse a database that does not exist or is not at this program's schema version.
+   */
+  readonly migrations?: MigrationsMode;
+}
+
+export type MigrationsMode = 'apply' | 'require';

@@ -9,8 +9,22 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  * two folders import each other. A new folder goes into this list at its level.
  */
 const LAYERS = [
-  'cli', 'app', 'http', 'access', 'outbox', 'observe', 'bindings', 'metadata', 'config',
-  'operations', 'dataset', 'store', 'xml', 'logging', 'contract', 'errors',
+  'cli',
+  'app',
+  'http',
+  'access',
+  'outbox',
+  'observe',
+  'bindings',
+  'metadata',
+  'config',
+  'operations',
+  'dataset',
+  'store',
+  'xml',
+  'logging',
+  'contract',
+  'errors',
 ];
 const layerZones = LAYERS.flatMap((lower, i) =>
   LAYERS.slice(0, i).map((higher) => ({

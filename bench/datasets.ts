@@ -30,7 +30,13 @@ export function makeStudents(tag: string, school: string, active: number, inacti
   for (let i = 1; i <= active + inactive; i++) {
     const n = String(i).padStart(6, '0');
     const fullName =
-      i % 7 === 0 ? `O'Brien & <Sons> ${n}` : i % 5 === 0 ? `Zoë Ångström ${n}` : i % 11 === 0 ? `علي ${n}` : `Student ${n}`;
+      i % 7 === 0
+        ? `O'Brien & <Sons> ${n}`
+        : i % 5 === 0
+          ? `Zoë Ångström ${n}`
+          : i % 11 === 0
+            ? `علي ${n}`
+            : `Student ${n}`;
     out.push({
       id_student: `${tag}-${n}`,
       fullName,
@@ -43,7 +49,13 @@ export function makeStudents(tag: string, school: string, active: number, inacti
 }
 
 const SMALL: readonly Student[] = [
-  { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: SMALL_SCHOOL },
+  {
+    id_student: '1',
+    fullName: "O'Brien & <Sons>",
+    id_device: 'dev-001',
+    ShowActive: '1',
+    school_base_url: SMALL_SCHOOL,
+  },
   { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1', school_base_url: SMALL_SCHOOL },
   { id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0', school_base_url: SMALL_SCHOOL },
 ];

@@ -15,7 +15,8 @@ export function soapEnvelope(ns: string, inner: string): string {
 }
 
 export function soapStudents(students: readonly Student[]): string {
-  if (students.length === 0) return `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult /></GetStudentSchoolResponse>`;
+  if (students.length === 0)
+    return `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult /></GetStudentSchoolResponse>`;
   let out = `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult>`;
   for (const s of students) {
     out += '<StudentInfo>';
@@ -44,7 +45,10 @@ export function httpStudents(students: readonly Student[]): string {
 }
 
 export const soapTokenAnswer = (ns: string): string =>
-  soapEnvelope(ns, `<GetTokenDeviceResponse xmlns="${NS}"><GetTokenDeviceResult>${TOKEN}</GetTokenDeviceResult></GetTokenDeviceResponse>`);
+  soapEnvelope(
+    ns,
+    `<GetTokenDeviceResponse xmlns="${NS}"><GetTokenDeviceResult>${TOKEN}</GetTokenDeviceResult></GetTokenDeviceResponse>`,
+  );
 
 /** GetTokenDevice over HTTP GET or POST. */
 export const httpTokenAnswer = (): string => `${DECL}\n<string xmlns="${NS}">${TOKEN}</string>`;

@@ -27,7 +27,10 @@ export async function growthCheck(opts: RunOptions, serverCore: string | null, w
   for (const n of sizes) {
     const s = growthScenario(data, n);
     for (const target of ['ours', 'node-soap'] as const) {
-      const server = target === 'ours' ? await startOurs(serverCore, db, join(work, 'growth.log')) : await startPeer(serverCore, db, join(work, 'wsdl'));
+      const server =
+        target === 'ours'
+          ? await startOurs(serverCore, db, join(work, 'growth.log'))
+          : await startPeer(serverCore, db, join(work, 'wsdl'));
       const idleRss = memoryOf(server.child.pid)?.rss ?? NaN;
       const count = opts.quick ? 1 : n >= 100_000 ? 3 : 5;
       const { times, bytes, error } = await timedRequests(server, s, target, count);

@@ -42,10 +42,12 @@ export function send(base: string, path: string, req: BenchRequest, timeoutMs = 
  * body); node-soap by its values, since its bytes are its own.
  */
 export function verify(s: Scenario, target: TargetName, a: Answer): string | null {
-  if (a.status !== s.expected.status) return `status ${a.status}, expected ${s.expected.status}: ${a.body.toString('utf8').slice(0, 300)}`;
+  if (a.status !== s.expected.status)
+    return `status ${a.status}, expected ${s.expected.status}: ${a.body.toString('utf8').slice(0, 300)}`;
   const text = a.body.toString('utf8');
   if (target === 'node-soap') return s.peer === undefined ? null : checkPeerBody(text, s.peer);
-  if (a.contentType !== s.expected.contentType) return `Content-Type ${a.contentType}, expected ${s.expected.contentType}`;
+  if (a.contentType !== s.expected.contentType)
+    return `Content-Type ${a.contentType}, expected ${s.expected.contentType}`;
   if (!a.body.equals(Buffer.from(s.expected.body, 'utf8'))) {
     let i = 0;
     while (i < text.length && text[i] === s.expected.body[i]) i++;

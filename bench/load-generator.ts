@@ -16,7 +16,8 @@ function wrkVersion(): string | null {
 
 export function chooseGenerator(env: NodeJS.ProcessEnv): LoadGenerator {
   const asked = env['BENCH_LOAD'] ?? '';
-  if (asked !== '' && asked !== 'wrk' && asked !== 'autocannon') throw new Error(`BENCH_LOAD=${asked}: expected wrk or autocannon`);
+  if (asked !== '' && asked !== 'wrk' && asked !== 'autocannon')
+    throw new Error(`BENCH_LOAD=${asked}: expected wrk or autocannon`);
   if (asked === 'autocannon') return 'autocannon';
   if (wrkVersion() !== null) return 'wrk';
   if (asked === 'wrk') throw new Error('BENCH_LOAD=wrk, but no wrk on PATH');

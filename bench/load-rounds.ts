@@ -22,7 +22,13 @@ type Servers = Map<TargetName, Server>;
 export type ScenarioResults = Map<string, Map<TargetName, Summary>>;
 
 /** Starts every target and loads each scenario on it; the servers are stopped however it ends. */
-export async function measureScenarios(opts: RunOptions, core: Cores, scenarios: readonly Scenario[], mainDb: string, work: string): Promise<ScenarioResults> {
+export async function measureScenarios(
+  opts: RunOptions,
+  core: Cores,
+  scenarios: readonly Scenario[],
+  mainDb: string,
+  work: string,
+): Promise<ScenarioResults> {
   const servers: Servers = new Map();
   try {
     await startTargets(servers, opts, core.server, scenarios, mainDb, work);
@@ -39,10 +45,18 @@ export async function measureScenarios(opts: RunOptions, core: Cores, scenarios:
 }
 
 /** Ours (and ours with LOG_LEVEL=silent), node-soap on the WSDL fetched from ours, the ceiling. */
-async function startTargets(servers: Servers, opts: RunOptions, serverCore: string | null, scenarios: readonly Scenario[], mainDb: string, work: string): Promise<void> {
+async function startTargets(
+  servers: Servers,
+  opts: RunOptions,
+  serverCore: string | null,
+  scenarios: readonly Scenario[],
+  mainDb: string,
+  work: string,
+): Promise<void> {
   const ours = await startOurs(serverCore, mainDb, join(work, 'ours.log'));
   servers.set('ours', ours);
-  if (opts.silent) servers.set('ours-silent', await startOurs(serverCore, mainDb, join(work, 'ours-silent.log'), { silent: true }));
+  if (opts.silent)
+    servers.set('ours-silent', await startOurs(serverCore, mainDb, join(work, 'ours-silent.log'), { silent: true }));
   await fetchWsdl(ours, join(work, 'wsdl'));
   servers.set('node-soap', await startPeer(serverCore, mainDb, join(work, 'wsdl')));
   servers.set('ceiling', await startCeiling(serverCore, scenarios, work));
@@ -55,7 +69,13 @@ async function checkAnswers(scenarios: readonly Scenario[], servers: Servers, si
 const runKey = (s: Scenario, t: TargetName): string => `${s.id}\u0000${t}`;
 
 /** Every round of every scenario on every target, each run printed as it ends; keyed by runKey. */
-async function runRounds(scenarios: readonly Scenario[], servers: Servers, opts: RunOptions, loadCore: string | null, work: string): Promise<Map<string, RunRecord[]>> {
+async function runRounds(
+  scenarios: readonly Scenario[],
+  servers: Servers,
+  opts: RunOptions,
+  loadCore: string | null,
+  work: string,
+): Promise<Map<string, RunRecord[]>> {
   const runs = new Map<string, RunRecord[]>();
   const total = opts.rounds * scenarios.reduce((n, s) => n + targetsOf(s, opts.silent).length, 0);
   let done = 0;
@@ -81,7 +101,11 @@ function progressLine(count: string, s: Scenario, t: TargetName, r: RunRecord): 
   return `${count} ${s.id.padEnd(18)} ${t.padEnd(9)} ${fmt(r.load.rps).padStart(7)} req/s  p50 ${fmt(r.load.p50, 2)} ms  p99 ${fmt(r.load.p99, 2)} ms  RSS ${fmt(r.peakRss / 2 ** 20, 1)} MiB  server CPU ${fmt(r.serverCpu * 100)}%  load CPU ${fmt(r.load.cpu * 100)}%  other ${fmt(r.otherCpu * 100)}%${badOf(r.load) > 0 ? `  FAILED ${badOf(r.load)}` : ''}`;
 }
 
-function summaries(scenarios: readonly Scenario[], runs: ReadonlyMap<string, RunRecord[]>, silent: boolean): ScenarioResults {
+function summaries(
+  scenarios: readonly Scenario[],
+  runs: ReadonlyMap<string, RunRecord[]>,
+  silent: boolean,
+): ScenarioResults {
   const results: ScenarioResults = new Map();
   for (const s of scenarios) {
     const byTarget = new Map<TargetName, Summary>();

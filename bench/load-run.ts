@@ -46,5 +46,10 @@ export async function loadRun(
   // Work for requests still queued when the generator stopped lands after its window: a pinned
   // server cannot use more than its one core, so the share is capped there.
   const serverCpu = srv.cpuSeconds / load.seconds;
-  return { load, peakRss: srv.peakRss, serverCpu: loadCore === null ? serverCpu : Math.min(1, serverCpu), otherCpu: Math.max(0, others / srv.seconds) };
+  return {
+    load,
+    peakRss: srv.peakRss,
+    serverCpu: loadCore === null ? serverCpu : Math.min(1, serverCpu),
+    otherCpu: Math.max(0, others / srv.seconds),
+  };
 }

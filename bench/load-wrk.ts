@@ -15,19 +15,36 @@ export function luaString(text: string): string {
   const parts: string[] = [];
   for (const b of Buffer.from(text, 'utf8')) {
     // Three digits always, so a digit that follows cannot extend the escape.
-    parts.push(b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`);
+    parts.push(
+      b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`,
+    );
   }
   return `"${parts.join('')}"`;
 }
 
 const MARK = '@@bench-wrk ';
-const FIELDS = ['requests', 'duration', 'bytes', 'connect', 'read', 'write', 'status', 'timeout', 'p50', 'p99', 'max', 'non2xx', 'mismatches'] as const;
+const FIELDS = [
+  'requests',
+  'duration',
+  'bytes',
+  'connect',
+  'read',
+  'write',
+  'status',
+  'timeout',
+  'p50',
+  'p99',
+  'max',
+  'non2xx',
+  'mismatches',
+] as const;
 type WrkSummary = Record<(typeof FIELDS)[number], number>;
 
 export function wrkScript(spec: LoadSpec): string {
   const lines = [`wrk.method = ${luaString(spec.method)}`];
   if (spec.body !== undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
-  for (const [name, value] of Object.entries(spec.headers)) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  for (const [name, value] of Object.entries(spec.headers))
+    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   lines.push('local threads = {}', 'function setup(thread) threads[#threads + 1] = thread end');
   if (spec.expectBody !== undefined) {
     // Globals of each thread's own Lua state, read back in done() through thread:get().
@@ -57,24 +74,37 @@ export async function runWrk(spec: LoadSpec, scriptFile: string): Promise<LoadRe
   writeFileSync(scriptFile, wrkScript(spec));
   // wrk takes whole seconds only.
   const duration = `${Math.max(1, Math.ceil(spec.duration))}s`;
-  const args = ['-t1', `-c${spec.connections}`, `-d${duration}`, '--timeout', '30s', '--latency', '-s', scriptFile, spec.url];
+  const args = [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${duration}`,
+    '--timeout',
+    '30s',
+    '--latency',
+    '-s',
+    scriptFile,
+    spec.url,
+  ];
   const children0 = reapedChildrenCpuSeconds();
   const t0 = process.hrtime.bigint();
-  const { code, out, err, wall } = await new Promise<{ code: number | null; out: string; err: string; wall: number }>((done, reject) => {
-    const proc = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    let wall = NaN;
-    proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-    proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    proc.once('error', reject);
-    proc.once('exit', () => (wall = Number(process.hrtime.bigint() - t0) / 1e9));
-    proc.once('close', (code) => done({ code, out, err, wall }));
-  });
+  const { code, out, err, wall } = await new Promise<{ code: number | null; out: string; err: string; wall: number }>(
+    (done, reject) => {
+      const proc = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      let wall = NaN;
+      proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+      proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+      proc.once('error', reject);
+      proc.once('exit', () => (wall = Number(process.hrtime.bigint() - t0) / 1e9));
+      proc.once('close', (code) => done({ code, out, err, wall }));
+    },
+  );
   // Node has waited for wrk by now, so its CPU time is in this process's children's times.
   const wrkCpu = reapedChildrenCpuSeconds() - children0;
   const line = out.split('\n').find((l) => l.startsWith(MARK));
-  if (code !== 0 || line === undefined) throw new Error(`wrk ${args.join(' ')} exited with ${code}: ${err.trim() || out.trim()}`);
+  if (code !== 0 || line === undefined)
+    throw new Error(`wrk ${args.join(' ')} exited with ${code}: ${err.trim() || out.trim()}`);
   const w = JSON.parse(line.slice(MARK.length)) as WrkSummary;
   const non2xx = spec.expectBody === undefined ? w.status : w.non2xx;
   const responses = w.requests - non2xx;

@@ -13,7 +13,11 @@ export function machineFacts(core: Cores, generator: LoadGenerator): string[] {
   const version = (pkg: string): string => (require(`${pkg}/package.json`) as { version: string }).version;
   const git = (...args: string[]): string => {
     try {
-      return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', args, {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return '';
     }

@@ -19,7 +19,8 @@ export function largeCases(schoolWriter: ResultWriter): MicroCase[] {
     if (isStreamed(body)) throw new Error('a list held whole is never streamed');
     return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.concat(body);
   };
-  const chunked = (list: readonly Row[]): Buffer[] => writeListChunks('GetStudentSchool', NS, 'StudentInfo', FIELDS, list);
+  const chunked = (list: readonly Row[]): Buffer[] =>
+    writeListChunks('GetStudentSchool', NS, 'StudentInfo', FIELDS, list);
   // Built on first use, so the other cases do not run with 100,000 records on the heap.
   const lists = new Map<number, Row[]>();
   const large = (n: number): Row[] => {
@@ -27,7 +28,8 @@ export function largeCases(schoolWriter: ResultWriter): MicroCase[] {
     if (list === undefined) {
       list = makeStudents(`m${n}`, 'x', n, 0).map(record);
       lists.set(n, list);
-      if (!current(list).equals(Buffer.concat(chunked(list)))) throw new Error('the writer prototype differs from the writer');
+      if (!current(list).equals(Buffer.concat(chunked(list))))
+        throw new Error('the writer prototype differs from the writer');
     }
     return list;
   };
@@ -39,16 +41,27 @@ export function largeCases(schoolWriter: ResultWriter): MicroCase[] {
     const body = schoolWriter.soapBody(pages());
     if (!isStreamed(body)) throw new Error('pages are streamed');
     let bytes = 0;
-    for (let pieces = await body.next(); pieces !== null; pieces = await body.next()) for (const p of pieces) bytes += p.length;
+    for (let pieces = await body.next(); pieces !== null; pieces = await body.next())
+      for (const p of pieces) bytes += p.length;
     await body.close();
     return bytes;
   };
   return [
     { group: 'large', name: 'writer soapBody + Buffer.from (10,000 students)', fn: () => current(large(10_000)) },
     { group: 'large', name: 'prototype: 64 KiB buffers (10,000 students)', fn: () => chunked(large(10_000)) },
-    { group: 'large', name: 'streamed soapBody, pages of 1,000 (10,000 students)', fn: () => streamed(large(10_000)), async: true },
+    {
+      group: 'large',
+      name: 'streamed soapBody, pages of 1,000 (10,000 students)',
+      fn: () => streamed(large(10_000)),
+      async: true,
+    },
     { group: 'large', name: 'writer soapBody + Buffer.from (100,000 students)', fn: () => current(large(100_000)) },
-    { group: 'large', name: 'streamed soapBody, pages of 1,000 (100,000 students)', fn: () => streamed(large(100_000)), async: true },
+    {
+      group: 'large',
+      name: 'streamed soapBody, pages of 1,000 (100,000 students)',
+      fn: () => streamed(large(100_000)),
+      async: true,
+    },
     { group: 'large', name: 'prototype: 64 KiB buffers (100,000 students)', fn: () => chunked(large(100_000)) },
   ];
 }

@@ -19,13 +19,29 @@ export function soapCases(fx: SoapFixtures): MicroCase[] {
 }
 
 const soapReq = (routes: ServiceRoutes, r: RequestBytes) => () =>
-  readSoap(routes, { contentType: r.headers['Content-Type'], soapAction: r.headers['SOAPAction'], body: r.body }, LIMITS);
+  readSoap(
+    routes,
+    { contentType: r.headers['Content-Type'], soapAction: r.headers['SOAPAction'], body: r.body },
+    LIMITS,
+  );
 
 function envelopeCases({ token11, token12, school11, push, notes }: SoapFixtures): MicroCase[] {
   return [
-    { group: 'envelope', name: 'saxes alone, no handlers (GetTokenDevice 1.1)', fn: () => new SaxesParser({ xmlns: true, position: true }).write(token11.text).close() },
-    { group: 'envelope', name: 'readEnvelope GetTokenDevice (SOAP 1.1)', fn: () => readEnvelope(token11.text, NS, LIMITS) },
-    { group: 'envelope', name: 'readEnvelope GetStudentSchool (SOAP 1.1)', fn: () => readEnvelope(school11.text, NS, LIMITS) },
+    {
+      group: 'envelope',
+      name: 'saxes alone, no handlers (GetTokenDevice 1.1)',
+      fn: () => new SaxesParser({ xmlns: true, position: true }).write(token11.text).close(),
+    },
+    {
+      group: 'envelope',
+      name: 'readEnvelope GetTokenDevice (SOAP 1.1)',
+      fn: () => readEnvelope(token11.text, NS, LIMITS),
+    },
+    {
+      group: 'envelope',
+      name: 'readEnvelope GetStudentSchool (SOAP 1.1)',
+      fn: () => readEnvelope(school11.text, NS, LIMITS),
+    },
     { group: 'envelope', name: 'readSoap GetTokenDevice (SOAP 1.1)', fn: soapReq(push, token11) },
     { group: 'envelope', name: 'readSoap GetTokenDevice (SOAP 1.2)', fn: soapReq(push, token12) },
     { group: 'envelope', name: 'readSoap GetStudentSchool (SOAP 1.1)', fn: soapReq(notes, school11) },
@@ -36,18 +52,42 @@ function writerCases({ tokenWriter, schoolWriter, small, big }: SoapFixtures): M
   return [
     { group: 'writer', name: 'soapBody GetTokenDevice (string)', fn: () => tokenWriter.soapBody(TOKEN) },
     { group: 'writer', name: 'httpDocument GetTokenDevice (string)', fn: () => tokenWriter.httpDocument(TOKEN) },
-    { group: 'writer', name: `soapBody GetStudentSchool (${small.length} students)`, fn: () => schoolWriter.soapBody(small) },
-    { group: 'writer', name: `httpDocument GetStudentSchool (${small.length} students)`, fn: () => schoolWriter.httpDocument(small) },
-    { group: 'writer', name: `soapBody GetStudentSchool (${big.length} students)`, fn: () => schoolWriter.soapBody(big) },
-    { group: 'writer', name: `soapReply envelope + GetTokenDevice`, fn: () => soapReply(SOAP11, tokenWriter, TOKEN).body },
+    {
+      group: 'writer',
+      name: `soapBody GetStudentSchool (${small.length} students)`,
+      fn: () => schoolWriter.soapBody(small),
+    },
+    {
+      group: 'writer',
+      name: `httpDocument GetStudentSchool (${small.length} students)`,
+      fn: () => schoolWriter.httpDocument(small),
+    },
+    {
+      group: 'writer',
+      name: `soapBody GetStudentSchool (${big.length} students)`,
+      fn: () => schoolWriter.soapBody(big),
+    },
+    {
+      group: 'writer',
+      name: `soapReply envelope + GetTokenDevice`,
+      fn: () => soapReply(SOAP11, tokenWriter, TOKEN).body,
+    },
   ];
 }
 
 function routingCases({ table }: SoapFixtures): MicroCase[] {
   return [
     { group: 'routing', name: 'buildRouteTable (start-up, all services)', fn: () => buildRouteTable(services, NS) },
-    { group: 'routing', name: 'service by file name + operation by SOAPAction', fn: () => table.get('pushnotificationmobile')?.byAction.get(`${NS}GetTokenDevice`) },
-    { group: 'routing', name: 'service by file name + operation by path (GET/POST)', fn: () => table.get('notificationnotes')?.byName.get('GetStudentSchool') },
+    {
+      group: 'routing',
+      name: 'service by file name + operation by SOAPAction',
+      fn: () => table.get('pushnotificationmobile')?.byAction.get(`${NS}GetTokenDevice`),
+    },
+    {
+      group: 'routing',
+      name: 'service by file name + operation by path (GET/POST)',
+      fn: () => table.get('notificationnotes')?.byName.get('GetStudentSchool'),
+    },
   ];
 }
 
@@ -64,13 +104,27 @@ function soapPathCases({ token11, school11, push, notes, small, big }: SoapFixtu
   };
   const ctx = { store: memory, now: () => new Date() } as unknown as OperationContext;
   const soapPath = (routes: ServiceRoutes, r: RequestBytes) => async () => {
-    const read = readSoap(routes, { contentType: r.headers['Content-Type'], soapAction: r.headers['SOAPAction'], body: r.body }, LIMITS);
+    const read = readSoap(
+      routes,
+      { contentType: r.headers['Content-Type'], soapAction: r.headers['SOAPAction'], body: r.body },
+      LIMITS,
+    );
     if ('error' in read) throw read.error;
     const value = await read.call.op.run(read.call.args, ctx);
     return soapReply(read.version, routes.writers.get(read.call.op)!, value).body;
   };
   return [
-    { group: 'soap path', name: 'read + run + write GetTokenDevice (1.1, memory store)', fn: soapPath(push, token11), async: true },
-    { group: 'soap path', name: 'read + run + write GetStudentSchool 2 (1.1, memory store)', fn: soapPath(notes, school11), async: true },
+    {
+      group: 'soap path',
+      name: 'read + run + write GetTokenDevice (1.1, memory store)',
+      fn: soapPath(push, token11),
+      async: true,
+    },
+    {
+      group: 'soap path',
+      name: 'read + run + write GetStudentSchool 2 (1.1, memory store)',
+      fn: soapPath(notes, school11),
+      async: true,
+    },
   ];
 }

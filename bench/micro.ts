@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   const store = await storeCases(data, fx.big.length);
   const cases = [...soapCases(fx), ...store.cases, ...largeCases(fx.schoolWriter)];
 
-  process.stdout.write(`Micro-benchmarks, Node ${process.version}, ${seconds} s per case (median of 5 slices after warm-up)\n\n`);
+  process.stdout.write(
+    `Micro-benchmarks, Node ${process.version}, ${seconds} s per case (median of 5 slices after warm-up)\n\n`,
+  );
   process.stdout.write('| group | case | ops/s | µs/op | ± |\n|---|---|---:|---:|---:|\n');
   try {
     for (const c of cases) {

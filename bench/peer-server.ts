@@ -47,7 +47,13 @@ const port: IServicePort = {
   async AuthCode(args: Args) {
     // The same write as ours (code, hourly count, outbox message in one transaction), unlimited as ours runs in the benchmark.
     const code = str(args['code']) ?? '';
-    await store.acceptAuthCode({ code, phone: str(args['phone']) ?? '', at: new Date(), message: `Your verification code is ${code}`, maxPerHour: 0 });
+    await store.acceptAuthCode({
+      code,
+      phone: str(args['phone']) ?? '',
+      at: new Date(),
+      message: `Your verification code is ${code}`,
+      maxPerHour: 0,
+    });
     return {};
   },
   async GetServerKeyAndSender() {

@@ -67,7 +67,11 @@ process.once('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-function spawnTracked(cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe' | number): ChildProcess {
+function spawnTracked(
+  cmd: { file: string; args: string[] },
+  env: NodeJS.ProcessEnv,
+  stdout: 'ignore' | 'pipe' | number,
+): ChildProcess {
   const groupNice = AUTOGROUP ? NICE : null;
   const proc = spawn(cmd.file, cmd.args, { env, stdio: ['ignore', stdout, 'pipe'], detached: groupNice !== null });
   if (proc.pid !== undefined) {
@@ -114,7 +118,12 @@ export interface Child {
  * Starts a long-running child (a server); its stdout is dropped, or goes to the file descriptor
  * given (as a supervisor hands a service its log file); stderr is kept for diagnostics.
  */
-export function startChild(name: string, cmd: { file: string; args: string[] }, env: NodeJS.ProcessEnv, stdout: 'ignore' | number = 'ignore'): Child {
+export function startChild(
+  name: string,
+  cmd: { file: string; args: string[] },
+  env: NodeJS.ProcessEnv,
+  stdout: 'ignore' | number = 'ignore',
+): Child {
   const proc = spawnTracked(cmd, env, stdout);
   let err = '';
   proc.stderr?.setEncoding('utf8').on('data', (s: string) => {
@@ -173,7 +182,8 @@ export async function waitUntilUp(child: Child, url: string, timeoutMs = 15_000)
 export function memoryOf(pid: number): { rss: number; hwm: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    const kb = (key: string): number =>
+      Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
     return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
   } catch {
     return null;

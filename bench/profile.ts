@@ -135,7 +135,12 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sis-profile-'));
   const data = mainDataset();
   const s = scenarios(data).find((x) => x.id === id);
-  if (s === undefined) throw new Error(`unknown scenario ${id}; one of: ${scenarios(data).map((x) => x.id).join(', ')}`);
+  if (s === undefined)
+    throw new Error(
+      `unknown scenario ${id}; one of: ${scenarios(data)
+        .map((x) => x.id)
+        .join(', ')}`,
+    );
   writeFileSync(join(work, 'main.json'), JSON.stringify(data));
   await importDataset(join(work, 'main.json'), join(work, 'main.sqlite'));
   if (target === 'node-soap' && s.peerPath === undefined) throw new Error(`node-soap does not serve ${s.binding}`);
@@ -144,7 +149,10 @@ async function main(): Promise<void> {
   const db = join(work, 'main.sqlite');
   let server: Server;
   if (target === 'ours' || target === 'ours-silent') {
-    server = await startOurs(core.server, db, join(work, 'ours.log'), { silent: target === 'ours-silent', nodeFlags: flags });
+    server = await startOurs(core.server, db, join(work, 'ours.log'), {
+      silent: target === 'ours-silent',
+      nodeFlags: flags,
+    });
   } else if (target === 'ceiling') {
     server = await startCeiling(core.server, [s], work, flags);
   } else {
@@ -166,7 +174,9 @@ async function main(): Promise<void> {
       duration: seconds,
     };
     writeFileSync(join(work, 'spec.json'), JSON.stringify(spec));
-    load = JSON.parse(await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load-worker.js'), join(work, 'spec.json')]))) as LoadResult;
+    load = JSON.parse(
+      await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load-worker.js'), join(work, 'spec.json')])),
+    ) as LoadResult;
   } finally {
     // SIGTERM: each server stops gracefully and node writes the profile on exit.
     await server.child.stop();
@@ -180,7 +190,9 @@ async function main(): Promise<void> {
     `${target}: scenario ${s.id} (${s.title}, ${s.binding}) for ${seconds} s at ${connections} connections, under --cpu-prof: ${Math.round(load.rps)} req/s, p99 ${load.p99.toFixed(2)} ms\n\n`,
   );
   // The profile also covers start-up and shutdown: a little more than the load itself.
-  process.stdout.write(`${summarizeProfile(profile, load.responses)}\n\nProfile file: ${join(profDir, file)} (repository ${REPO_ROOT})\n`);
+  process.stdout.write(
+    `${summarizeProfile(profile, load.responses)}\n\nProfile file: ${join(profDir, file)} (repository ${REPO_ROOT})\n`,
+  );
 }
 
 main().catch((err: unknown) => {

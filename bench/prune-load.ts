@@ -56,13 +56,19 @@ interface Run {
 }
 
 /** A fresh, migrated database with the backlog; returns its URL and how to drop it. */
-async function seeded(store: 'SQLite' | 'PostgreSQL', dir: string, n: number): Promise<{ url: string; drop: () => Promise<void> }> {
+async function seeded(
+  store: 'SQLite' | 'PostgreSQL',
+  dir: string,
+  n: number,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   if (store === 'SQLite') {
     const file = join(dir, `prune-${n}.db`);
     await (await openStore(`sqlite:${file}`)).close();
     const db = new BetterSqlite3(file);
     const series = `with recursive s(i) as (select 1 union all select i + 1 from s where i < ${ROWS})`;
-    db.exec(`${series} insert into auth_codes (code, phone, created_at) select 'old-' || i, '+1555' || printf('%07d', i), '${OLD}' from s`);
+    db.exec(
+      `${series} insert into auth_codes (code, phone, created_at) select 'old-' || i, '+1555' || printf('%07d', i), '${OLD}' from s`,
+    );
     db.exec(
       `${series} insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at) select '+1555' || printf('%07d', i), 'old-' || i, 'Your code is old-' || i, 'failed', 8, '${OLD}', '${OLD}' from s`,
     );
@@ -75,7 +81,10 @@ async function seeded(store: 'SQLite' | 'PostgreSQL', dir: string, n: number): P
   const client = new pg.Client({ connectionString: POSTGRES });
   await client.connect();
   await client.query(`set search_path to "${schema}"`);
-  await client.query(`insert into auth_codes (code, phone, created_at) select 'old-' || i, '+1555' || lpad(i::text, 7, '0'), $1 from generate_series(1, ${ROWS}) as s(i)`, [OLD]);
+  await client.query(
+    `insert into auth_codes (code, phone, created_at) select 'old-' || i, '+1555' || lpad(i::text, 7, '0'), $1 from generate_series(1, ${ROWS}) as s(i)`,
+    [OLD],
+  );
   await client.query(
     `insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at) select '+1555' || lpad(i::text, 7, '0'), 'old-' || i, 'Your code is old-' || i, 'failed', 8, $1, $1 from generate_series(1, ${ROWS}) as s(i)`,
     [OLD],
@@ -118,7 +127,9 @@ async function prunedSoFar(base: string): Promise<number> {
   return sum;
 }
 
-type Tracker = PromiseLike<{ errors: number; timeouts: number; non2xx: number }> & { on(event: 'response', f: (c: unknown, status: number, bytes: number, ms: number) => void): void };
+type Tracker = PromiseLike<{ errors: number; timeouts: number; non2xx: number }> & {
+  on(event: 'response', f: (c: unknown, status: number, bytes: number, ms: number) => void): void;
+};
 
 async function load(store: string, pruning: boolean, base: string): Promise<Run> {
   const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Tracker;
@@ -185,7 +196,9 @@ async function main(): Promise<void> {
           await db.drop();
         }
         const r = runs.at(-1)!;
-        process.stderr.write(`${store} ${pruning ? 'pruning' : 'baseline'}: p99 ${r.p99.toFixed(2)} ms, pruned ${r.pruned}\n`);
+        process.stderr.write(
+          `${store} ${pruning ? 'pruning' : 'baseline'}: p99 ${r.p99.toFixed(2)} ms, pruned ${r.pruned}\n`,
+        );
       }
     }
   } finally {
@@ -199,7 +212,11 @@ async function main(): Promise<void> {
         .map(
           (r) =>
             `| ${r.store} | ${r.pruning ? 'on (30 days)' : 'off (retention 0)'} | ${r.responses} | ${r.failed} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${
-              r.pruning ? (r.prunedAfter === null ? `not within the run (${r.pruned} pruned)` : `${r.prunedAfter.toFixed(1)} s`) : '–'
+              r.pruning
+                ? r.prunedAfter === null
+                  ? `not within the run (${r.pruned} pruned)`
+                  : `${r.prunedAfter.toFixed(1)} s`
+                : '–'
             } |`,
         )
         .join('\n') +

@@ -151,7 +151,17 @@ export function boundBy(r: Summary): string {
 }
 
 export function growthTable(records: readonly GrowthRecord[]): string {
-  const head = ['Students', 'Target', 'answer MiB', 'ms/request (median)', 'ms (best)', 'requests', 'idle RSS MiB', 'peak RSS MiB', 'note'];
+  const head = [
+    'Students',
+    'Target',
+    'answer MiB',
+    'ms/request (median)',
+    'ms (best)',
+    'requests',
+    'idle RSS MiB',
+    'peak RSS MiB',
+    'note',
+  ];
   const rows = records.map((g) => [
     int(g.students),
     g.target,
@@ -167,7 +177,11 @@ export function growthTable(records: readonly GrowthRecord[]): string {
 }
 
 /** The issue's targets, each computed from figures of the same run. */
-export function evaluateTargets(scenarios: readonly Scenario[], results: Results, growth: readonly GrowthRecord[]): Target[] {
+export function evaluateTargets(
+  scenarios: readonly Scenario[],
+  results: Results,
+  growth: readonly GrowthRecord[],
+): Target[] {
   const out: Target[] = [];
   const get = (id: string, t: TargetName): Summary | undefined => results.get(id)?.get(t);
   const share = (id: string, min: number, label: string): void => {
@@ -188,13 +202,23 @@ export function evaluateTargets(scenarios: readonly Scenario[], results: Results
     const title = scenarios.find((x) => x.id === id);
     if (ours === undefined || silent === undefined || title === undefined) continue;
     const r = ours.rps / silent.rps;
-    out.push({ name: `${title.title} ${title.binding}: req/s with the access log vs silent`, measured: pct(r), goal: '≥ 90%', met: r >= 0.9 });
+    out.push({
+      name: `${title.title} ${title.binding}: req/s with the access log vs silent`,
+      measured: pct(r),
+      goal: '≥ 90%',
+      met: r >= 0.9,
+    });
   }
   const bigOurs = get('school1000-soap11', 'ours');
   const bigPeer = get('school1000-soap11', 'node-soap');
   if (bigOurs !== undefined && bigPeer !== undefined) {
     const r = bigOurs.rps / bigPeer.rps;
-    out.push({ name: 'GetStudentSchool 1,000 students: req/s vs node-soap', measured: ratio(r), goal: '≥ 20×', met: r >= 20 });
+    out.push({
+      name: 'GetStudentSchool 1,000 students: req/s vs node-soap',
+      measured: ratio(r),
+      goal: '≥ 20×',
+      met: r >= 20,
+    });
   }
   for (const s of scenarios) {
     const ours = get(s.id, 'ours');
@@ -233,7 +257,13 @@ export function evaluateTargets(scenarios: readonly Scenario[], results: Results
   }
   for (const s of scenarios) {
     for (const [t, r] of results.get(s.id) ?? []) {
-      if (r.bad > 0) out.push({ name: `${s.id} at ${t}: failed answers under load`, measured: String(r.bad), goal: '0', met: false });
+      if (r.bad > 0)
+        out.push({
+          name: `${s.id} at ${t}: failed answers under load`,
+          measured: String(r.bad),
+          goal: '0',
+          met: false,
+        });
     }
   }
   return out;
@@ -260,5 +290,8 @@ export function writeResults(file: string, generated: string): void {
   const old = readFileSync(file, 'utf8');
   const a = old.indexOf(BEGIN);
   const b = old.indexOf(END);
-  writeFileSync(file, a >= 0 && b > a ? `${old.slice(0, a)}${block}${old.slice(b + END.length)}` : `${old.trimEnd()}\n\n${block}\n`);
+  writeFileSync(
+    file,
+    a >= 0 && b > a ? `${old.slice(0, a)}${block}${old.slice(b + END.length)}` : `${old.trimEnd()}\n\n${block}\n`,
+  );
 }

@@ -43,7 +43,9 @@ export interface RunTables {
 /** The run's block in RESULTS.md (Markdown). */
 export function reportBlock(opts: RunOptions, run: RunFacts, t: RunTables): string {
   // A database URL's password stays out of the report.
-  const env = REPORTED_ENV.filter((k) => process.env[k] !== undefined).map((k) => `${k}=${(process.env[k] ?? '').replace(/\/\/[^@/]*@/, '//***@')}`);
+  const env = REPORTED_ENV.filter((k) => process.env[k] !== undefined).map(
+    (k) => `${k}=${(process.env[k] ?? '').replace(/\/\/[^@/]*@/, '//***@')}`,
+  );
   return [
     `## Run of ${run.startedAt.toISOString()}`,
     '',
@@ -54,7 +56,9 @@ export function reportBlock(opts: RunOptions, run: RunFacts, t: RunTables): stri
     '',
     '### Load scenarios',
     '',
-    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs node-soap" is our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when the load generator did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load' + failedNote(opts) + '.',
+    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs node-soap" is our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when the load generator did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load' +
+      failedNote(opts) +
+      '.',
     '',
     resultsTable(t.scenarios, t.results),
     '',
@@ -67,7 +71,7 @@ export function reportBlock(opts: RunOptions, run: RunFacts, t: RunTables): stri
       : [
           '### Growth: GetStudentSchool over SOAP 1.1 with large schools',
           '',
-          'A fresh server per size and target, one warm-up request, then sequential requests on fresh connections; every answer checked. Peak RSS is the process\'s VmHWM over its whole life (start, warm-up, requests).',
+          "A fresh server per size and target, one warm-up request, then sequential requests on fresh connections; every answer checked. Peak RSS is the process's VmHWM over its whole life (start, warm-up, requests).",
           '',
           growthTable(t.growth),
           '',

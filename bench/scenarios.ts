@@ -6,7 +6,16 @@
 import { NS, SOAP11_NS, SOAP12_NS } from './asmx-xml.js';
 import { BIG_SCHOOL, SMALL_SCHOOL, TOKEN, TOKEN_ID, activeStudents, growthSchool } from './datasets.js';
 import type { Dataset, Student } from './datasets.js';
-import { SOAP12_XML, TEXT_XML, httpStudents, httpTokenAnswer, soapEnvelope, soapStudents, soapTokenAnswer, studentValues } from './expected-answers.js';
+import {
+  SOAP12_XML,
+  TEXT_XML,
+  httpStudents,
+  httpTokenAnswer,
+  soapEnvelope,
+  soapStudents,
+  soapTokenAnswer,
+  studentValues,
+} from './expected-answers.js';
 import type { PeerExpectation, Scenario } from './scenario.js';
 import { SOAP12_HEADERS, soap11Headers, soapRequest } from './soap-requests.js';
 
@@ -121,7 +130,11 @@ function authCodeScenario(): Scenario {
         ['phone', '+15551234567'],
       ]),
     },
-    expected: { status: 200, contentType: TEXT_XML, body: soapEnvelope(SOAP11_NS, `<AuthCodeResponse xmlns="${NS}" />`) },
+    expected: {
+      status: 200,
+      contentType: TEXT_XML,
+      body: soapEnvelope(SOAP11_NS, `<AuthCodeResponse xmlns="${NS}" />`),
+    },
     peerPath: '/AuthCodeSending.asmx',
     peer: { values: [] },
     writes: true,

@@ -73,13 +73,22 @@ export async function fetchWsdl(ours: Server, dir: string): Promise<void> {
   }
 }
 
-export async function startPeer(core: string | null, dbFile: string, wsdlDir: string, nodeFlags: readonly string[] = []): Promise<Server> {
+export async function startPeer(
+  core: string | null,
+  dbFile: string,
+  wsdlDir: string,
+  nodeFlags: readonly string[] = [],
+): Promise<Server> {
   const port = await freePort();
-  const child = startChild('node-soap', nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'peer-server.js'), wsdlDir, ...SERVICES]), {
-    ...process.env,
-    SIS_DATABASE_URL: dbUrl(dbFile),
-    PORT: String(port),
-  });
+  const child = startChild(
+    'node-soap',
+    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'peer-server.js'), wsdlDir, ...SERVICES]),
+    {
+      ...process.env,
+      SIS_DATABASE_URL: dbUrl(dbFile),
+      PORT: String(port),
+    },
+  );
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?wsdl`);
   return { target: 'node-soap', child, base };

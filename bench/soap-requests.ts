@@ -2,7 +2,12 @@
 import { DECL, NS, XSD, XSI, xmlText } from './asmx-xml.js';
 
 /** A SOAP request as .NET clients format it (indented, as in the captures). */
-export function soapRequest(ns: string, prefix: string, op: string, params: ReadonlyArray<readonly [string, string]>): string {
+export function soapRequest(
+  ns: string,
+  prefix: string,
+  op: string,
+  params: ReadonlyArray<readonly [string, string]>,
+): string {
   const inner = params.map(([k, v]) => `\n      <${k}>${xmlText(v)}</${k}>`).join('');
   return `${DECL}
 <${prefix}:Envelope xmlns:xsi="${XSI}" xmlns:xsd="${XSD}" xmlns:${prefix}="${ns}">

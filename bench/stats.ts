@@ -5,7 +5,10 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export function mean(values: readonly number[]): number {

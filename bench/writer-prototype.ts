@@ -9,7 +9,13 @@ import { escapeText } from '../src/xml/escape.js';
 
 const CHUNK = 64 * 1024;
 
-export function writeListChunks(opName: string, namespace: string, item: string, fields: readonly string[], list: readonly (StructValue | null)[]): Buffer[] {
+export function writeListChunks(
+  opName: string,
+  namespace: string,
+  item: string,
+  fields: readonly string[],
+  list: readonly (StructValue | null)[],
+): Buffer[] {
   const out: Buffer[] = [];
   let buf = Buffer.allocUnsafe(CHUNK);
   let at = 0;

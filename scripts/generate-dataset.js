@@ -33,7 +33,7 @@ const student = (i) => ({
   ShowActive: i % 10 === 9 ? '0' : '1',
   school_base_url: school(i),
 });
-const device = (i) => ({ id: `d${i}`, token: `tok-${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-${i}` });
+const device = (i) => ({ id: `d${i}`, token: `tok-${((i * 2654435761) >>> 0).toString(16).padStart(8, '0')}-${i}` });
 
 const csvField = (v) => (v === null ? '\\N' : v === '\\N' || /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 const csvLine = (values) => `${values.map(csvField).join(',')}\n`;

@@ -44,14 +44,18 @@ if (first === '--case') {
     rows = await run(prepared ?? join(process.env.DIR, FILES[kind]));
   } catch (error) {
     if (error?.code === 'ERR_MODULE_NOT_FOUND') {
-      console.log(`${second.padEnd(70)} skipped: ${error.message.match(/'([^']+)'/)?.[1] ?? 'a module'} is not installed`);
+      console.log(
+        `${second.padEnd(70)} skipped: ${error.message.match(/'([^']+)'/)?.[1] ?? 'a module'} is not installed`,
+      );
       process.exit(0);
     }
     throw error;
   }
   const used = process.cpuUsage(cpu);
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
-  console.log(`${second.padEnd(70)} ${String(rows).padStart(8)} rows  wall ${wall.toFixed(2)} s  cpu ${((used.user + used.system) / 1e6).toFixed(2)} s`);
+  console.log(
+    `${second.padEnd(70)} ${String(rows).padStart(8)} rows  wall ${wall.toFixed(2)} s  cpu ${((used.user + used.system) / 1e6).toFixed(2)} s`,
+  );
 } else {
   const dir = first ?? '/tmp/sis-measure/data';
   const rounds = Number(second ?? 2);
@@ -60,7 +64,10 @@ if (first === '--case') {
   for (let round = 1; round <= rounds; round++) {
     console.log(`--- round ${round}`);
     for (const name of Object.keys(CASES).filter((n) => n.includes(process.env.CASES ?? ''))) {
-      spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--case', name], { stdio: 'inherit', env: { ...process.env, DIR: dir } });
+      spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--case', name], {
+        stdio: 'inherit',
+        env: { ...process.env, DIR: dir },
+      });
     }
   }
   console.log(`load average after: ${load()}`);
@@ -74,7 +81,8 @@ async function oursJson(file) {
   const { decodeUtf8 } = await import(join(root, 'dist/src/dataset/utf8.js'));
   const { jsonDatasetSource } = await import(join(root, 'dist/src/dataset/json-stream.js'));
   let rows = 0;
-  for await (const batch of jsonDatasetSource(decodeUtf8(input(file))).items) for (const item of batch) if (item.kind === 'row') rows++;
+  for await (const batch of jsonDatasetSource(decodeUtf8(input(file))).items)
+    for (const item of batch) if (item.kind === 'row') rows++;
   return rows;
 }
 
@@ -82,7 +90,8 @@ async function oursCsv(file) {
   const { decodeUtf8 } = await import(join(root, 'dist/src/dataset/utf8.js'));
   const { csvSource } = await import(join(root, 'dist/src/dataset/csv.js'));
   let rows = 0;
-  for await (const batch of csvSource(decodeUtf8(input(file)), 'students').items) for (const item of batch) if (item.kind === 'row') rows++;
+  for await (const batch of csvSource(decodeUtf8(input(file)), 'students').items)
+    for (const item of batch) if (item.kind === 'row') rows++;
   return rows;
 }
 
@@ -105,7 +114,12 @@ async function streamparserJson(file) {
   let chunk = null;
   let chunkStart = 0;
   const lineAt = (offset) => {
-    for (let i = chunk.indexOf(10, Math.max(0, counted - chunkStart)); i !== -1 && i < offset - chunkStart; i = chunk.indexOf(10, i + 1)) line++;
+    for (
+      let i = chunk.indexOf(10, Math.max(0, counted - chunkStart));
+      i !== -1 && i < offset - chunkStart;
+      i = chunk.indexOf(10, i + 1)
+    )
+      line++;
     counted = offset;
     return line;
   };
@@ -207,7 +221,13 @@ async function streamJson(file) {
 
 async function csvParse(file, quoting) {
   const { Parser } = await import('csv-parse');
-  const options = { bom: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'], info: true };
+  const options = {
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    record_delimiter: ['\r\n', '\n'],
+    info: true,
+  };
   if (quoting) options.cast = (value, context) => (!context.quoting && value === '\\N' ? null : value);
   const parser = new Parser(options);
   let rows = -1; // the header
@@ -226,7 +246,13 @@ async function csvParse(file, quoting) {
 function studentRows() {
   const rows = [];
   for (let i = 0; i < 1_000_000; i++) {
-    rows.push([`s${i}`, i % 1000 === 0 ? `O'Brien, "Zoë" ${i}` : `Student ${i}`, i % 50 === 0 ? null : `d${i}`, '1', `http://school-${i % 100}.example`]);
+    rows.push([
+      `s${i}`,
+      i % 1000 === 0 ? `O'Brien, "Zoë" ${i}` : `Student ${i}`,
+      i % 50 === 0 ? null : `d${i}`,
+      '1',
+      `http://school-${i % 100}.example`,
+    ]);
   }
   return rows;
 }
@@ -245,7 +271,10 @@ async function oursCsvWrite(rows) {
 /** Null as an unquoted \N, a value equal to \N quoted: a per-field option the cast returns. */
 async function csvStringifyWrite(rows) {
   const { Stringifier } = await import('csv-stringify');
-  const stringifier = new Stringifier({ quoted_match: /^\\N$/, cast: { null: () => ({ value: '\\N', quoted_match: null }) } });
+  const stringifier = new Stringifier({
+    quoted_match: /^\\N$/,
+    cast: { null: () => ({ value: '\\N', quoted_match: null }) },
+  });
   let bytes = 0;
   for (let page = 0; page < rows.length; page += 5000) {
     for (let i = page; i < page + 5000; i++) stringifier.write(rows[i]);

@@ -67,9 +67,15 @@ describe('the answer cache of several instances on one PostgreSQL schema', { ski
   async function seenEverywhere(expected: readonly string[]): Promise<void> {
     for (const { name, url } of instances()) {
       const hits = await metric(url, 'sis_answer_cache_hits_total');
-      for (const binding of bindingClients) assert.deepEqual(await names(url, binding), expected, `${name}, ${binding.name}: the next request`);
-      for (const binding of bindingClients) assert.deepEqual(await names(url, binding), expected, `${name}, ${binding.name}: again`);
-      assert.equal((await metric(url, 'sis_answer_cache_hits_total')) - hits, bindingClients.length, `${name}: the second round from the cache`);
+      for (const binding of bindingClients)
+        assert.deepEqual(await names(url, binding), expected, `${name}, ${binding.name}: the next request`);
+      for (const binding of bindingClients)
+        assert.deepEqual(await names(url, binding), expected, `${name}, ${binding.name}: again`);
+      assert.equal(
+        (await metric(url, 'sis_answer_cache_hits_total')) - hits,
+        bindingClients.length,
+        `${name}: the second round from the cache`,
+      );
     }
   }
 
@@ -123,7 +129,9 @@ describe('the answer cache of several instances on one PostgreSQL schema', { ski
   test('SQL from another session: update, insert, delete, truncate', async () => {
     await sql(`update students set "fullName" = 'Sixth' where id_student = 's6'`);
     await seenEverywhere(['Fifth', 'Sixth']);
-    await sql(`insert into students (id_student, "fullName", "ShowActive", school_base_url, seq) values ('s7', 'Seventh', '1', '${SCHOOL}', 100)`);
+    await sql(
+      `insert into students (id_student, "fullName", "ShowActive", school_base_url, seq) values ('s7', 'Seventh', '1', '${SCHOOL}', 100)`,
+    );
     await seenEverywhere(['Fifth', 'Sixth', 'Seventh']);
     await sql(`delete from students where id_student = 's5'`);
     await seenEverywhere(['Sixth', 'Seventh']);
@@ -132,7 +140,9 @@ describe('the answer cache of several instances on one PostgreSQL schema', { ski
   });
 
   test('under concurrent requests, no answer is older than a commit that ended before it was asked', async () => {
-    await sql(`insert into students (id_student, "fullName", "ShowActive", school_base_url, seq) values ('v', 'v0', '1', '${SCHOOL}', 200)`);
+    await sql(
+      `insert into students (id_student, "fullName", "ShowActive", school_base_url, seq) values ('v', 'v0', '1', '${SCHOOL}', 200)`,
+    );
     const hits = await Promise.all(instances().map(({ url }) => metric(url, 'sis_answer_cache_hits_total')));
     let committed = 0;
     let answers = 0;
@@ -153,10 +163,15 @@ describe('the answer cache of several instances on one PostgreSQL schema', { ski
       }
     };
     // Two readers per binding and instance: several requests in flight share version reads.
-    const readers = instances().flatMap(({ url }) => bindingClients.flatMap((binding) => [reader(url, binding), reader(url, binding)]));
+    const readers = instances().flatMap(({ url }) =>
+      bindingClients.flatMap((binding) => [reader(url, binding), reader(url, binding)]),
+    );
     await Promise.all([writer(), ...readers]);
     assert.ok(committed > 1 && answers > committed, `${committed} commits, ${answers} answers`);
     const after = await Promise.all(instances().map(({ url }) => metric(url, 'sis_answer_cache_hits_total')));
-    assert.ok(after.some((n, i) => n > hits[i]!), 'answers were served from the caches meanwhile');
+    assert.ok(
+      after.some((n, i) => n > hits[i]!),
+      'answers were served from the caches meanwhile',
+    );
   });
 });

@@ -25,8 +25,17 @@ import { startTestServer } from './helpers/test-server.js';
 import type { TestServer } from './helpers/test-server.js';
 
 const SCHOOL = 'http://cached.example';
-const student = (n: number) => ({ id_student: `c${n}`, fullName: `Student ${n}`, id_device: `d${n}`, ShowActive: '1', school_base_url: SCHOOL });
-const dataset = (n: number): Dataset => ({ students: Array.from({ length: n }, (_, i) => student(i + 1)), devices: [{ id: 'dev-1', token: 'tok-1' }] });
+const student = (n: number) => ({
+  id_student: `c${n}`,
+  fullName: `Student ${n}`,
+  id_device: `d${n}`,
+  ShowActive: '1',
+  school_base_url: SCHOOL,
+});
+const dataset = (n: number): Dataset => ({
+  students: Array.from({ length: n }, (_, i) => student(i + 1)),
+  devices: [{ id: 'dev-1', token: 'tok-1' }],
+});
 const ARGS = { school_base_url: SCHOOL, show_active: '1' };
 
 async function counter(server: TestServer, name: string): Promise<number> {
@@ -79,7 +88,11 @@ for (const target of storeTargets) {
           // This process's own write (SQLite: the same connection, whose commits data_version does not count).
           await server.app.store.importDataset({ students: [{ ...student(2), fullName: 'Renamed' }] });
           assert.deepEqual(await names(server, binding), ['Student 1', 'Renamed', 'Student 3', 'Student 4']);
-          assert.equal(await counter(server, 'sis_answer_cache_hits_total'), 1, 'no answer served from before a change');
+          assert.equal(
+            await counter(server, 'sis_answer_cache_hits_total'),
+            1,
+            'no answer served from before a change',
+          );
 
           // Operations not marked cacheable never touch it.
           await binding.call(server.url, GetTokenDevice as Operation, { id: 'dev-1' });
@@ -108,7 +121,7 @@ describe('answer cache settings', () => {
 });
 
 describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false }, () => {
-  test('moves with every statement writing the students, in the writer\'s transaction, and with nothing else', async () => {
+  test("moves with every statement writing the students, in the writer's transaction, and with nothing else", async () => {
     await withFreshStore(postgresTarget, async (store, db) => {
       const schema = new URL(db.url).searchParams.get('schema')!;
       const version = async (): Promise<number> => Number(await store.dataVersion());
@@ -128,7 +141,9 @@ describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false 
         await moved('insert');
         await writer.query(`update ${students} set "fullName" = 'X' where id_student = 'x1'`);
         await moved('update');
-        await writer.query(`insert into ${students} (id_student, seq) values ('x1', 3) on conflict (id_student) do update set "ShowActive" = '1'`);
+        await writer.query(
+          `insert into ${students} (id_student, seq) values ('x1', 3) on conflict (id_student) do update set "ShowActive" = '1'`,
+        );
         await moved('insert ... on conflict do update');
         await writer.query(`delete from ${students} where id_student = 'x2'`);
         await moved('delete');
@@ -154,7 +169,11 @@ describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false 
       // Writes elsewhere change no list: devices, codes and marks leave the version alone.
       await db.sql(`insert into devices (id, token) values ('d9', 't9')`);
       await store.recordAuthCode('123456', '+15550100000', new Date());
-      await store.importDataset({ marks: [{ id_student: 'c1', SubjectID: 'm', SubjectName: null, Mark: '1', Term: null, MarkDate: null, Note: null }] });
+      await store.importDataset({
+        marks: [
+          { id_student: 'c1', SubjectID: 'm', SubjectName: null, Mark: '1', Term: null, MarkDate: null, Note: null },
+        ],
+      });
       assert.equal(await version(), last, 'only the students move it');
     });
   });
@@ -216,7 +235,10 @@ describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false 
         const hits = await counter(server, 'sis_answer_cache_hits_total');
         const misses = await counter(server, 'sis_answer_cache_misses_total');
         await work();
-        return [(await counter(server, 'sis_answer_cache_hits_total')) - hits, (await counter(server, 'sis_answer_cache_misses_total')) - misses];
+        return [
+          (await counter(server, 'sis_answer_cache_hits_total')) - hits,
+          (await counter(server, 'sis_answer_cache_misses_total')) - misses,
+        ];
       };
       const twice = (list: string[]) => async (): Promise<void> => {
         for (let i = 0; i < 2; i++) assert.deepEqual(await names(server, binding!), list);
@@ -244,7 +266,10 @@ describe('the data version on PostgreSQL', { skip: postgresTarget.skip ?? false 
 
 describe('AnswerCache bounds', () => {
   const reply = (text: string): Reply => ({ status: 200, contentType: 'text/xml', body: text, invoked: true });
-  const call = (school: string) => ({ op: GetStudentSchool as Operation, args: { school_base_url: school, show_active: 49 } });
+  const call = (school: string) => ({
+    op: GetStudentSchool as Operation,
+    args: { school_base_url: school, show_active: 49 },
+  });
 
   test('the oldest answers leave first once the bytes are over the budget; a changed version misses', () => {
     const cache = new AnswerCache(1000);
@@ -268,8 +293,20 @@ describe('AnswerCache bounds', () => {
     assert.equal(cache.key('soap11', call('x'.repeat(2000))), null);
     assert.notEqual(cache.key('soap11', call('a')), cache.key('soap12', call('a')), 'each binding its own bytes');
     // Form values may hold any character, NUL included: values are length-prefixed, so keys cannot collide.
-    const two = (a: string, b: string) => ({ op: { ...(GetStudentSchool as Operation), params: [{ name: 'a', type: 'string', doc: '' }, { name: 'b', type: 'string', doc: '' }] } as Operation, args: { a, b } });
-    for (const [sep1, sep2] of [['\u00001:', '\u00001:'], ['\u0000=', '\u0000=']]) {
+    const two = (a: string, b: string) => ({
+      op: {
+        ...(GetStudentSchool as Operation),
+        params: [
+          { name: 'a', type: 'string', doc: '' },
+          { name: 'b', type: 'string', doc: '' },
+        ],
+      } as Operation,
+      args: { a, b },
+    });
+    for (const [sep1, sep2] of [
+      ['\u00001:', '\u00001:'],
+      ['\u0000=', '\u0000='],
+    ]) {
       assert.notEqual(cache.key('httpget', two(`x${sep1}y`, 'z')), cache.key('httpget', two('x', `y${sep2}z`)));
     }
   });

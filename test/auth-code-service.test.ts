@@ -58,7 +58,10 @@ for (const client of bindingClients) {
 
     it('refuses a malformed phone or code with a message that says what is expected, storing nothing', async () => {
       const cases: [Record<string, string | null>, RegExp][] = [
-        [{ code: '1234', phone: '+1-555-0100 <ext. 7>' }, /^Invalid phone: expected an optional \+ followed by 7 to 15 digits \(spaces and dashes are ignored\)\.$/],
+        [
+          { code: '1234', phone: '+1-555-0100 <ext. 7>' },
+          /^Invalid phone: expected an optional \+ followed by 7 to 15 digits \(spaces and dashes are ignored\)\.$/,
+        ],
         [{ code: '1234', phone: '12345' }, /^Invalid phone/],
         [{ code: '1234', phone: '+1234567890123456' }, /^Invalid phone/],
         [{ code: '1234', phone: null }, /^Missing phone/],
@@ -79,7 +82,8 @@ for (const client of bindingClients) {
 
     it('stores the phone without spaces and dashes and queues the message; the third code of the hour is refused', async () => {
       const phone = '+44 20-7946 0958';
-      for (const code of ['first', 'second']) assert.equal((await client.call(server.url, AuthCode, { code, phone })).res.status, 200);
+      for (const code of ['first', 'second'])
+        assert.equal((await client.call(server.url, AuthCode, { code, phone })).res.status, 200);
       assert.deepEqual(rows(server, 'select code, phone from auth_codes order by id'), [
         { code: 'first', phone: '+442079460958' },
         { code: 'second', phone: '+442079460958' },
@@ -121,23 +125,44 @@ describe('AuthCode delivery and logs', () => {
     try {
       const soap = bindingClients[0]!;
       const get = bindingClients[2]!;
-      assert.equal((await soap.call(server.url, AuthCode, { code: 'QX7731Z', phone: '+1 555 0107 733' })).res.status, 200);
+      assert.equal(
+        (await soap.call(server.url, AuthCode, { code: 'QX7731Z', phone: '+1 555 0107 733' })).res.status,
+        200,
+      );
       assert.equal((await get.call(server.url, AuthCode, { code: 'WV9920K', phone: '+15550107744' })).res.status, 200);
-      assert.equal((await get.call(server.url, AuthCode, { code: 'bad\u0001code', phone: '+15550107755' })).res.status, 500);
+      assert.equal(
+        (await get.call(server.url, AuthCode, { code: 'bad\u0001code', phone: '+15550107755' })).res.status,
+        500,
+      );
       const seen = await gateway.delivered(2);
       assert.deepEqual(seen.map((s) => s.code).sort(), ['QX7731Z', 'WV9920K']);
       assert.ok(seen.every((s) => s.signed));
       assert.equal(seen.find((s) => s.code === 'QX7731Z')!.message, 'Code: QX7731Z. Do not share QX7731Z.');
       // 503 to the first request: the worker retried (and logged it) before the second request arrived.
-      await eventually(() => (rows(server, "select * from outbox where state = 'delivered'").length === 2 ? true : undefined));
-      assert.ok(logs.some((l) => l.includes('outbox: will retry')), 'the failed attempt is logged');
+      await eventually(() =>
+        rows(server, "select * from outbox where state = 'delivered'").length === 2 ? true : undefined,
+      );
+      assert.ok(
+        logs.some((l) => l.includes('outbox: will retry')),
+        'the failed attempt is logged',
+      );
       assert.ok(logs.some((l) => l.includes('outbox: delivered')));
     } finally {
       await server.close();
       await gateway.close();
     }
     const all = logs.join('');
-    for (const secret of ['QX7731Z', 'WV9920K', 'bad\\u0001code', 'bad\u0001code', '5550107733', '0107 733', '5550107744', '5550107755', SECRET]) {
+    for (const secret of [
+      'QX7731Z',
+      'WV9920K',
+      'bad\\u0001code',
+      'bad\u0001code',
+      '5550107733',
+      '0107 733',
+      '5550107744',
+      '5550107755',
+      SECRET,
+    ]) {
       assert.ok(!all.includes(secret), `${JSON.stringify(secret)} does not appear in the logs`);
     }
   });
@@ -157,7 +182,10 @@ describe('AuthCode delivery and logs', () => {
       const notes = lines.filter((l) => l.includes('SMS gateway'));
       assert.equal(notes.length, 1);
       assert.match(notes[0]!, /"level":30.*no SMS gateway configured \(SIS_SMS_WEBHOOK_URL\)/);
-      assert.equal((await bindingClients[0]!.call(server.url, AuthCode, { code: '1', phone: '5550100' })).res.status, 200);
+      assert.equal(
+        (await bindingClients[0]!.call(server.url, AuthCode, { code: '1', phone: '5550100' })).res.status,
+        200,
+      );
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(rows(server, 'select state, attempts from outbox'), [{ state: 'pending', attempts: 0 }]);
     } finally {
@@ -190,17 +218,30 @@ describe('AuthCode settings', () => {
     assert.deepEqual(problems({ SIS_SMS_WEBHOOK_URL: 'https://user:pw@sms.example/hook' }), [
       'SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)',
     ]);
-    assert.deepEqual(problems({ SIS_SMS_WEBHOOK_SECRET: 's3cret' }), ['SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither']);
+    assert.deepEqual(problems({ SIS_SMS_WEBHOOK_SECRET: 's3cret' }), [
+      'SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither',
+    ]);
     const wrong = problems({ SIS_SMS_WEBHOOK_URL: 'ftp://user:pw@sms.example/', SIS_SMS_WEBHOOK_SECRET: 's3cret' });
     assert.deepEqual(wrong, ['SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL']);
-    const ok = loadConfig({ SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook', SIS_SMS_WEBHOOK_SECRET: 's3cret', SIS_SMS_WEBHOOK_TIMEOUT_MS: '2000' });
+    const ok = loadConfig({
+      SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook',
+      SIS_SMS_WEBHOOK_SECRET: 's3cret',
+      SIS_SMS_WEBHOOK_TIMEOUT_MS: '2000',
+    });
     assert.deepEqual(ok.smsWebhook, { url: 'https://sms.example/hook', secret: 's3cret', timeoutMs: 2000 });
   });
 
   it('a message without {code}, a lease shorter than the gateway time-out and wrong numbers are refused', () => {
-    assert.deepEqual(problems({ SIS_SMS_MESSAGE: 'Your code' }), ['SIS_SMS_MESSAGE="Your code": expected a text with {code} where the code goes']);
+    assert.deepEqual(problems({ SIS_SMS_MESSAGE: 'Your code' }), [
+      'SIS_SMS_MESSAGE="Your code": expected a text with {code} where the code goes',
+    ]);
     assert.match(
-      problems({ SIS_SMS_WEBHOOK_URL: 'http://127.0.0.1:9/x', SIS_SMS_WEBHOOK_SECRET: 's', SIS_OUTBOX_LEASE_MS: '5000', SIS_SMS_WEBHOOK_TIMEOUT_MS: '5000' })[0]!,
+      problems({
+        SIS_SMS_WEBHOOK_URL: 'http://127.0.0.1:9/x',
+        SIS_SMS_WEBHOOK_SECRET: 's',
+        SIS_OUTBOX_LEASE_MS: '5000',
+        SIS_SMS_WEBHOOK_TIMEOUT_MS: '5000',
+      })[0]!,
       /^SIS_OUTBOX_LEASE_MS=5000: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS \(5000\)/,
     );
     assert.deepEqual(problems({ SIS_AUTH_CODES_PER_HOUR: '-1', SIS_OUTBOX_MAX_ATTEMPTS: '0', SIS_RESULTS: 'all' }), [

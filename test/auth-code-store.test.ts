@@ -30,17 +30,31 @@ for (const target of storeTargets) {
   describe(`acceptAuthCode on ${target.name}`, { skip: target.skip ?? undefined }, () => {
     test('at most N codes per phone within an hour, the hour sliding; the refusal says when to come back', async () => {
       await withFreshStore(target, async (store, db) => {
-        for (const m of [0, 10, 20]) assert.deepEqual(await accept(store, '+15550100100', minutes(m)), { accepted: true });
-        assert.deepEqual(await accept(store, '+15550100100', minutes(30)), { accepted: false, retryAfterSeconds: 30 * 60 });
+        for (const m of [0, 10, 20])
+          assert.deepEqual(await accept(store, '+15550100100', minutes(m)), { accepted: true });
+        assert.deepEqual(await accept(store, '+15550100100', minutes(30)), {
+          accepted: false,
+          retryAfterSeconds: 30 * 60,
+        });
         assert.deepEqual(await accept(store, '+15550100100', minutes(59)), { accepted: false, retryAfterSeconds: 60 });
         assert.equal(await count(db, 'auth_codes'), 3, 'a refused code is not stored');
         assert.equal(await count(db, 'outbox'), 3, 'nor queued');
-        assert.deepEqual(await accept(store, '+15550100200', minutes(30)), { accepted: true }, 'another phone has its own count');
+        assert.deepEqual(
+          await accept(store, '+15550100200', minutes(30)),
+          { accepted: true },
+          'another phone has its own count',
+        );
         // The code of minute 0 leaves the hour: one more fits.
         assert.deepEqual(await accept(store, '+15550100100', new Date(minutes(60).getTime() + 1)), { accepted: true });
-        assert.deepEqual(await accept(store, '+15550100100', minutes(61)), { accepted: false, retryAfterSeconds: 9 * 60 });
+        assert.deepEqual(await accept(store, '+15550100100', minutes(61)), {
+          accepted: false,
+          retryAfterSeconds: 9 * 60,
+        });
         // A lower limit than the codes already in the hour: wait until enough have left.
-        assert.deepEqual(await accept(store, '+15550100100', minutes(62), 2), { accepted: false, retryAfterSeconds: 18 * 60 });
+        assert.deepEqual(await accept(store, '+15550100100', minutes(62), 2), {
+          accepted: false,
+          retryAfterSeconds: 18 * 60,
+        });
         assert.deepEqual(await accept(store, '+15550100100', minutes(62), 0), { accepted: true }, '0: no limit');
       });
     });
@@ -48,10 +62,16 @@ for (const target of storeTargets) {
     test('the code and its message are one transaction: a failing outbox insert stores nothing', async () => {
       await withFreshStore(target, async (store, db) => {
         if (target.name === 'SQLite') {
-          await db.sql(`create trigger outbox_boom before insert on outbox begin select raise(abort, 'outbox is broken'); end`);
+          await db.sql(
+            `create trigger outbox_boom before insert on outbox begin select raise(abort, 'outbox is broken'); end`,
+          );
         } else {
-          await db.sql(`create function outbox_boom() returns trigger language plpgsql as $$ begin raise exception 'outbox is broken'; end $$`);
-          await db.sql('create trigger outbox_boom before insert on outbox for each row execute function outbox_boom()');
+          await db.sql(
+            `create function outbox_boom() returns trigger language plpgsql as $$ begin raise exception 'outbox is broken'; end $$`,
+          );
+          await db.sql(
+            'create trigger outbox_boom before insert on outbox for each row execute function outbox_boom()',
+          );
         }
         await assert.rejects(accept(store, '+15550100300', T0), /outbox is broken/);
         assert.equal(await count(db, 'auth_codes'), 0, 'the code was rolled back with its message');
@@ -66,7 +86,9 @@ for (const target of storeTargets) {
       const two = target.name === 'SQLite' ? one : await openStore(db.url, { poolSize: 6 });
       try {
         const outcomes = await Promise.all(
-          Array.from({ length: 16 }, (_, i) => accept(i % 2 === 0 ? one : two, '+15550100400', minutes(i / 100), 5, `k${i}`)),
+          Array.from({ length: 16 }, (_, i) =>
+            accept(i % 2 === 0 ? one : two, '+15550100400', minutes(i / 100), 5, `k${i}`),
+          ),
         );
         assert.equal(outcomes.filter((o) => o.accepted).length, 5);
         assert.equal(await count(db, 'auth_codes'), 5);

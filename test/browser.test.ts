@@ -19,7 +19,11 @@ const MISSING = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: install ch
 const ARTIFACTS = fixture('artifacts');
 
 /** Submits the page's test form and returns the window it opens (target=_blank) with the HTTP answer shown in it. */
-async function invoke(context: BrowserContext, page: Page, operation: string): Promise<{ popup: Page; response: Response }> {
+async function invoke(
+  context: BrowserContext,
+  page: Page,
+  operation: string,
+): Promise<{ popup: Page; response: Response }> {
   const answered = context.waitForEvent('response', (r) => new URL(r.url()).pathname.endsWith(`/${operation}`));
   const opened = context.waitForEvent('page');
   await page.getByRole('button', { name: 'Invoke' }).click();
@@ -39,7 +43,14 @@ describe('help pages in headless Chromium', () => {
     server = await startTestServer({ dataset });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   });
@@ -48,44 +59,48 @@ describe('help pages in headless Chromium', () => {
     await server?.close();
   });
 
-  it('GetStudentSchool: the test form posts and the new window shows the students in order', { timeout: 60_000 }, async (t) => {
-    if (MISSING !== null) {
-      t.skip(MISSING);
-      return;
-    }
-    const started = Date.now();
-    const page = await context!.newPage();
-    await page.goto(`${server!.url}/NotificationNotes.asmx`);
-    assert.equal(await page.title(), 'NotificationNotes Web Service');
-    await page.getByRole('link', { name: 'GetStudentSchool' }).click();
-    await page.waitForURL(/\?op=GetStudentSchool$/);
-    await page.getByLabel('school_base_url:').fill(SCHOOL);
-    // HTTP POST takes the character itself, not its code.
-    await page.getByLabel('show_active:').fill('1');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'help-page.png'), fullPage: true });
+  it(
+    'GetStudentSchool: the test form posts and the new window shows the students in order',
+    { timeout: 60_000 },
+    async (t) => {
+      if (MISSING !== null) {
+        t.skip(MISSING);
+        return;
+      }
+      const started = Date.now();
+      const page = await context!.newPage();
+      await page.goto(`${server!.url}/NotificationNotes.asmx`);
+      assert.equal(await page.title(), 'NotificationNotes Web Service');
+      await page.getByRole('link', { name: 'GetStudentSchool' }).click();
+      await page.waitForURL(/\?op=GetStudentSchool$/);
+      await page.getByLabel('school_base_url:').fill(SCHOOL);
+      // HTTP POST takes the character itself, not its code.
+      await page.getByLabel('show_active:').fill('1');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'help-page.png'), fullPage: true });
 
-    const { popup, response } = await invoke(context!, page, 'GetStudentSchool');
-    assert.equal(response.request().method(), 'POST');
-    assert.equal(response.status(), 200);
-    assert.equal(response.headers()['content-type'], 'text/xml; charset=utf-8');
-    const root = parseXml(await response.text());
-    assert.equal(root.local, 'ArrayOfStudentInfo');
-    assert.deepEqual(
-      root.children.map((s) => Object.fromEntries(s.children.map((f) => [f.local, f.text]))),
-      ACTIVE,
-    );
-    // What the user sees: Chromium's XML view of the answer, names decoded, in order, inactive student absent.
-    const shown = await popup.locator('body').innerText();
-    const first = shown.indexOf("O'Brien & <Sons>");
-    const second = shown.indexOf('Zoë Ångström');
-    assert.ok(first >= 0 && second > first, `the answer window lists both students in order:\n${shown}`);
-    assert.ok(!shown.includes('علي'), 'the inactive student is not listed');
-    await popup.screenshot({ path: join(ARTIFACTS, 'help-page-answer.png'), fullPage: true });
-    await popup.close();
-    await page.close();
-    t.diagnostic(`browser GetStudentSchool: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  });
+      const { popup, response } = await invoke(context!, page, 'GetStudentSchool');
+      assert.equal(response.request().method(), 'POST');
+      assert.equal(response.status(), 200);
+      assert.equal(response.headers()['content-type'], 'text/xml; charset=utf-8');
+      const root = parseXml(await response.text());
+      assert.equal(root.local, 'ArrayOfStudentInfo');
+      assert.deepEqual(
+        root.children.map((s) => Object.fromEntries(s.children.map((f) => [f.local, f.text]))),
+        ACTIVE,
+      );
+      // What the user sees: Chromium's XML view of the answer, names decoded, in order, inactive student absent.
+      const shown = await popup.locator('body').innerText();
+      const first = shown.indexOf("O'Brien & <Sons>");
+      const second = shown.indexOf('Zoë Ångström');
+      assert.ok(first >= 0 && second > first, `the answer window lists both students in order:\n${shown}`);
+      assert.ok(!shown.includes('علي'), 'the inactive student is not listed');
+      await popup.screenshot({ path: join(ARTIFACTS, 'help-page-answer.png'), fullPage: true });
+      await popup.close();
+      await page.close();
+      t.diagnostic(`browser GetStudentSchool: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    },
+  );
 
   it('GetTokenDevice: the form sends XML specials and non-ASCII text intact', { timeout: 60_000 }, async (t) => {
     if (MISSING !== null) {

@@ -27,7 +27,9 @@ after(async () => {
   await cleanupTargets();
 });
 
-async function check(env: Record<string, string>): Promise<{ code: number; lines: Record<string, string>; stdout: string }> {
+async function check(
+  env: Record<string, string>,
+): Promise<{ code: number; lines: Record<string, string>; stdout: string }> {
   let stdout = '';
   const output = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stdout += t) } };
   const code = await createCheckCommand(output).run([], env);
@@ -79,23 +81,37 @@ describe('sis check', () => {
 
     const future = LATEST_SCHEMA_VERSION + 5;
     const raw2 = new BetterSqlite3(path);
-    raw2.prepare('insert into sis_migrations (version, name, applied_at) values (?, ?, ?)').run(future, 'later', 'then');
+    raw2
+      .prepare('insert into sis_migrations (version, name, applied_at) values (?, ?, ?)')
+      .run(future, 'later', 'then');
     raw2.close();
     const stamped = sha256(path);
     result = await check({ SIS_DATABASE_URL: `sqlite:${path}` });
     assert.equal(result.code, 1);
-    assert.match(result.lines['database']!, new RegExp(`^FAILED: the database has schema version ${future}, newer than this program knows \\(${LATEST_SCHEMA_VERSION}\\)`));
+    assert.match(
+      result.lines['database']!,
+      new RegExp(
+        `^FAILED: the database has schema version ${future}, newer than this program knows \\(${LATEST_SCHEMA_VERSION}\\)`,
+      ),
+    );
     assert.equal(sha256(path), stamped, 'a newer database is left as it is');
 
     const garbage = dbPath();
     writeFileSync(garbage, 'not a database at all\n'.repeat(50));
     result = await check({ SIS_DATABASE_URL: `sqlite:${garbage}` });
     assert.equal(result.code, 1);
-    assert.match(result.lines['database']!, /^FAILED: the database file \S+ is not a usable SQLite database \(file is not a database\)/);
+    assert.match(
+      result.lines['database']!,
+      /^FAILED: the database file \S+ is not a usable SQLite database \(file is not a database\)/,
+    );
   });
 
   it('invalid settings: one line each, the rest skipped (1)', async () => {
-    const { code, stdout } = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, PORT: 'eighty', SIS_RATE_LIMIT: 'lots' });
+    const { code, stdout } = await check({
+      SIS_DATABASE_URL: `sqlite:${dbPath()}`,
+      PORT: 'eighty',
+      SIS_RATE_LIMIT: 'lots',
+    });
     assert.equal(code, 1);
     assert.equal(
       stdout,
@@ -108,31 +124,65 @@ describe('sis check', () => {
     );
   });
 
-  it('PostgreSQL: read only, a schema not made yet passes, and stays not made', { skip: POSTGRES_SKIP ?? false }, async () => {
-    const { url, schema } = newSchema('check');
-    const result = await check({ SIS_DATABASE_URL: url });
-    assert.equal(result.code, 0, result.stdout);
-    assert.match(result.lines['database']!, new RegExp(`^ok \\(\\S+/\\S+ \\(schema ${schema}\\): no tables yet, created at start or by \`sis migrate\`\\)$`));
-    await (await openStore(url)).close();
-    assert.match((await check({ SIS_DATABASE_URL: url })).lines['database']!, /schema version \d+, up to date\)$/);
-  });
+  it(
+    'PostgreSQL: read only, a schema not made yet passes, and stays not made',
+    { skip: POSTGRES_SKIP ?? false },
+    async () => {
+      const { url, schema } = newSchema('check');
+      const result = await check({ SIS_DATABASE_URL: url });
+      assert.equal(result.code, 0, result.stdout);
+      assert.match(
+        result.lines['database']!,
+        new RegExp(
+          `^ok \\(\\S+/\\S+ \\(schema ${schema}\\): no tables yet, created at start or by \`sis migrate\`\\)$`,
+        ),
+      );
+      await (await openStore(url)).close();
+      assert.match((await check({ SIS_DATABASE_URL: url })).lines['database']!, /schema version \d+, up to date\)$/);
+    },
+  );
 
-  it('TLS: the certificate named with its expiry; a key of another certificate fails the configuration', { skip: haveOpenssl() ? false : 'openssl is not installed' }, async () => {
-    const make = (name: string): { cert: string; key: string } => {
-      const cert = join(dir, `${name}-cert.pem`);
-      const key = join(dir, `${name}-key.pem`);
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '30', '-subj', `/CN=${name}.test`], { stdio: 'ignore' });
-      return { cert, key };
-    };
-    const a = make('a');
-    const b = make('b');
-    const good = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_TLS_CERT: a.cert, SIS_TLS_KEY: a.key });
-    assert.equal(good.code, 0, good.stdout);
-    assert.match(good.lines['tls']!, /^ok \(CN=a\.test, valid until \d{4}-\d\d-\d\dT[\d:.]+Z \((29|30) days\)\)$/);
-    const bad = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_TLS_CERT: a.cert, SIS_TLS_KEY: b.key });
-    assert.equal(bad.code, 1);
-    assert.match(bad.lines['configuration']!, /^FAILED: SIS_TLS_KEY=".*b-key\.pem" does not match the certificate in SIS_TLS_CERT=".*a-cert\.pem"/);
-  });
+  it(
+    'TLS: the certificate named with its expiry; a key of another certificate fails the configuration',
+    { skip: haveOpenssl() ? false : 'openssl is not installed' },
+    async () => {
+      const make = (name: string): { cert: string; key: string } => {
+        const cert = join(dir, `${name}-cert.pem`);
+        const key = join(dir, `${name}-key.pem`);
+        execFileSync(
+          'openssl',
+          [
+            'req',
+            '-x509',
+            '-newkey',
+            'rsa:2048',
+            '-nodes',
+            '-keyout',
+            key,
+            '-out',
+            cert,
+            '-days',
+            '30',
+            '-subj',
+            `/CN=${name}.test`,
+          ],
+          { stdio: 'ignore' },
+        );
+        return { cert, key };
+      };
+      const a = make('a');
+      const b = make('b');
+      const good = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_TLS_CERT: a.cert, SIS_TLS_KEY: a.key });
+      assert.equal(good.code, 0, good.stdout);
+      assert.match(good.lines['tls']!, /^ok \(CN=a\.test, valid until \d{4}-\d\d-\d\dT[\d:.]+Z \((29|30) days\)\)$/);
+      const bad = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_TLS_CERT: a.cert, SIS_TLS_KEY: b.key });
+      assert.equal(bad.code, 1);
+      assert.match(
+        bad.lines['configuration']!,
+        /^FAILED: SIS_TLS_KEY=".*b-key\.pem" does not match the certificate in SIS_TLS_CERT=".*a-cert\.pem"/,
+      );
+    },
+  );
 
   it('Redis and the SMS gateway: ok when they answer (no message sent), the reason when not (1)', async () => {
     const gateway = await startSmsGateway('check-secret');
@@ -140,16 +190,37 @@ describe('sis check', () => {
     const redis = process.env['SIS_TEST_REDIS_URL'];
     try {
       const base = { SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_SMS_WEBHOOK_SECRET: 'check-secret' };
-      const up = await check({ ...base, SIS_SMS_WEBHOOK_URL: gateway.url, ...(redis === undefined ? {} : { SIS_REDIS_URL: redis }) });
+      const up = await check({
+        ...base,
+        SIS_SMS_WEBHOOK_URL: gateway.url,
+        ...(redis === undefined ? {} : { SIS_REDIS_URL: redis }),
+      });
       assert.equal(up.code, 0, up.stdout);
-      assert.match(up.lines['sms gateway']!, new RegExp(`^ok \\(${new URL(gateway.url).origin} answered 405 to a HEAD request in \\d+ ms\\)$`));
+      assert.match(
+        up.lines['sms gateway']!,
+        new RegExp(`^ok \\(${new URL(gateway.url).origin} answered 405 to a HEAD request in \\d+ ms\\)$`),
+      );
       assert.equal(gateway.received.length, 0, 'no message was sent');
       if (redis !== undefined) assert.match(up.lines['redis']!, /^ok \(redis:\/\/\S+ answered PONG in \d+ ms\)$/);
 
-      const failed = await check({ ...base, SIS_SMS_WEBHOOK_URL: `http://127.0.0.1:${down}/sms`, SIS_REDIS_URL: `redis://127.0.0.1:${down}` });
+      const failed = await check({
+        ...base,
+        SIS_SMS_WEBHOOK_URL: `http://127.0.0.1:${down}/sms`,
+        SIS_REDIS_URL: `redis://127.0.0.1:${down}`,
+      });
       assert.equal(failed.code, 1);
-      assert.match(failed.lines['sms gateway']!, new RegExp(`^FAILED: http://127\\.0\\.0\\.1:${down} does not answer \\(ECONNREFUSED\\): codes would wait in the outbox`));
-      assert.match(failed.lines['redis']!, new RegExp(`^FAILED: redis://127\\.0\\.0\\.1:${down} does not answer \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${down}\\): rate limits would not be enforced`));
+      assert.match(
+        failed.lines['sms gateway']!,
+        new RegExp(
+          `^FAILED: http://127\\.0\\.0\\.1:${down} does not answer \\(ECONNREFUSED\\): codes would wait in the outbox`,
+        ),
+      );
+      assert.match(
+        failed.lines['redis']!,
+        new RegExp(
+          `^FAILED: redis://127\\.0\\.0\\.1:${down} does not answer \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${down}\\): rate limits would not be enforced`,
+        ),
+      );
     } finally {
       await gateway.close();
     }
@@ -157,8 +228,15 @@ describe('sis check', () => {
 
   it('is a command of the real CLI, listed in its help, with its exit status', async () => {
     const help = await runToExit('', {}, { args: ['help'] });
-    assert.match(help.stdout, /^ {2}check +check the configuration, database, TLS, Redis and SMS gateway before a deploy$/m);
-    const bad = await runToExit(`sqlite:${dbPath()}`, { SIS_TLS_CERT: join(dir, 'missing.pem'), SIS_TLS_KEY: join(dir, 'missing.pem') }, { args: ['check'] });
+    assert.match(
+      help.stdout,
+      /^ {2}check +check the configuration, database, TLS, Redis and SMS gateway before a deploy$/m,
+    );
+    const bad = await runToExit(
+      `sqlite:${dbPath()}`,
+      { SIS_TLS_CERT: join(dir, 'missing.pem'), SIS_TLS_KEY: join(dir, 'missing.pem') },
+      { args: ['check'] },
+    );
     assert.equal(bad.code, 1);
     assert.match(bad.stdout, /^configuration: FAILED: SIS_TLS_CERT=".*missing\.pem": no such file$/m);
   });

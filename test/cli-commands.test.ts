@@ -43,7 +43,12 @@ const COMMANDS: Readonly<Record<string, Factory>> = {
 };
 
 /** Runs `sis NAME ARGS` in process with `env`; stderr may pretend to be a terminal. */
-async function sis(name: string, args: readonly string[], env: Record<string, string>, options: { tty?: boolean; stdin?: string } = {}): Promise<Outcome> {
+async function sis(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  options: { tty?: boolean; stdin?: string } = {},
+): Promise<Outcome> {
   let stdout = '';
   let stderr = '';
   const output: CommandOutput = {
@@ -52,9 +57,12 @@ async function sis(name: string, args: readonly string[], env: Record<string, st
   };
   const command =
     name === 'import' && options.stdin !== undefined
-      ? createImportCommand(output, (async function* () {
-          yield Buffer.from(options.stdin!, 'utf8');
-        })())
+      ? createImportCommand(
+          output,
+          (async function* () {
+            yield Buffer.from(options.stdin!, 'utf8');
+          })(),
+        )
       : COMMANDS[name]!(output);
   const code = await command.run(args, env);
   return { code, stdout, stderr };
@@ -71,11 +79,28 @@ function file(content: string, ext = 'json'): string {
 const TRICKY = {
   students: [
     ...DEMO_DATASET.students!,
-    { id_student: 'q', fullName: 'a,b "c" \r\n d\te', id_device: '\\N', ShowActive: ' ', school_base_url: 'http://school-a.example' },
+    {
+      id_student: 'q',
+      fullName: 'a,b "c" \r\n d\te',
+      id_device: '\\N',
+      ShowActive: ' ',
+      school_base_url: 'http://school-a.example',
+    },
     { id_student: ' lead', fullName: null, id_device: null, ShowActive: null, school_base_url: null },
-    { id_student: '\u{1F600}', fullName: '', id_device: ',', ShowActive: '"', school_base_url: 'http://school-b.example' },
+    {
+      id_student: '\u{1F600}',
+      fullName: '',
+      id_device: ',',
+      ShowActive: '"',
+      school_base_url: 'http://school-b.example',
+    },
   ],
-  devices: [...DEMO_DATASET.devices!, { id: 'nul', token: null }, { id: 'N', token: '\\N' }, { id: 'comma,id', token: 'x\ny' }],
+  devices: [
+    ...DEMO_DATASET.devices!,
+    { id: 'nul', token: null },
+    { id: 'N', token: '\\N' },
+    { id: 'comma,id', token: 'x\ny' },
+  ],
 };
 
 for (const target of storeTargets) {
@@ -92,9 +117,18 @@ for (const target of storeTargets) {
       const stats = await sis('stats', [], env);
       assert.equal(stats.code, 1);
       assert.match(stats.stderr, /run `sis migrate` \(or start the service\) first\n$/);
-      if (target.name === 'SQLite') assert.equal(existsSync(db.url.slice('sqlite:'.length)), false, 'not created by a read');
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown}: applied migrations 1, 2, 3, 4, 5 (schema version 5)\n`, stderr: '' });
-      assert.deepEqual(await sis('migrate', [], env), { code: 0, stdout: `${shown} is up to date (schema version 5)\n`, stderr: '' });
+      if (target.name === 'SQLite')
+        assert.equal(existsSync(db.url.slice('sqlite:'.length)), false, 'not created by a read');
+      assert.deepEqual(await sis('migrate', [], env), {
+        code: 0,
+        stdout: `${shown}: applied migrations 1, 2, 3, 4, 5 (schema version 5)\n`,
+        stderr: '',
+      });
+      assert.deepEqual(await sis('migrate', [], env), {
+        code: 0,
+        stdout: `${shown} is up to date (schema version 5)\n`,
+        stderr: '',
+      });
       assert.equal((await sis('stats', [], env)).code, 0);
     });
 
@@ -115,21 +149,49 @@ for (const target of storeTargets) {
       const b = await sis('students', ['--school', 'http://school-b.example'], env);
       assert.deepEqual(b, {
         code: 0,
-        stdout: 'id_student,fullName,id_device,ShowActive,school_base_url\n10,Plain Name,\\N,1,http://school-b.example\n11,,,0,http://school-b.example\n',
+        stdout:
+          'id_student,fullName,id_device,ShowActive,school_base_url\n10,Plain Name,\\N,1,http://school-b.example\n11,,,0,http://school-b.example\n',
         stderr: '',
       });
       const active = await sis('students', ['--school=http://school-a.example', '--active', '0'], env);
       assert.equal(active.stdout.split('\n')[1], '3,\u0639\u0644\u064a,dev-003,0,http://school-a.example');
-      assert.equal((await sis('students', ['--school', 'http://nowhere'], env)).stdout, 'id_student,fullName,id_device,ShowActive,school_base_url\n');
+      assert.equal(
+        (await sis('students', ['--school', 'http://nowhere'], env)).stdout,
+        'id_student,fullName,id_device,ShowActive,school_base_url\n',
+      );
 
-      assert.deepEqual(await sis('devices', ['get', 'ws'], env), { code: 0, stdout: '"  padded  \\r\\n  text\\t"\n', stderr: '' });
-      assert.deepEqual(await sis('devices', ['get', 'nope'], env), { code: 1, stdout: '', stderr: `sis devices: no device "nope" in ${redactDatabaseUrl(db.url)}\n` });
-      assert.deepEqual(await sis('devices', ['set', 'new', 'tok en'], env), { code: 0, stdout: 'created device "new"\n', stderr: '' });
-      assert.deepEqual(await sis('devices', ['set', 'new', '--null'], env), { code: 0, stdout: 'updated device "new"\n', stderr: '' });
+      assert.deepEqual(await sis('devices', ['get', 'ws'], env), {
+        code: 0,
+        stdout: '"  padded  \\r\\n  text\\t"\n',
+        stderr: '',
+      });
+      assert.deepEqual(await sis('devices', ['get', 'nope'], env), {
+        code: 1,
+        stdout: '',
+        stderr: `sis devices: no device "nope" in ${redactDatabaseUrl(db.url)}\n`,
+      });
+      assert.deepEqual(await sis('devices', ['set', 'new', 'tok en'], env), {
+        code: 0,
+        stdout: 'created device "new"\n',
+        stderr: '',
+      });
+      assert.deepEqual(await sis('devices', ['set', 'new', '--null'], env), {
+        code: 0,
+        stdout: 'updated device "new"\n',
+        stderr: '',
+      });
       assert.equal((await sis('devices', ['get', 'new'], env)).stdout, 'null\n');
       const bad = await sis('devices', ['set', 'new', 'a\u0007'], env);
-      assert.deepEqual(bad, { code: 1, stdout: '', stderr: 'sis devices: token: contains U+0007, a character XML 1.0 does not allow; nothing was changed\n' });
-      assert.deepEqual(await sis('devices', ['remove', 'new'], env), { code: 0, stdout: 'removed device "new"\n', stderr: '' });
+      assert.deepEqual(bad, {
+        code: 1,
+        stdout: '',
+        stderr: 'sis devices: token: contains U+0007, a character XML 1.0 does not allow; nothing was changed\n',
+      });
+      assert.deepEqual(await sis('devices', ['remove', 'new'], env), {
+        code: 0,
+        stdout: 'removed device "new"\n',
+        stderr: '',
+      });
       assert.equal((await sis('devices', ['remove', 'new'], env)).code, 1);
     });
 
@@ -149,7 +211,9 @@ for (const target of storeTargets) {
         const second = await target.fresh();
         const nullArgs = args.includes('--null') ? ['--null', ''] : [];
         const tableArgs = ext === 'csv' ? ['--table', args[args.indexOf('--table') + 1]!] : [];
-        const imported = await sis('import', [...tableArgs, ...nullArgs, file(exported.stdout, ext)], { SIS_DATABASE_URL: second.url });
+        const imported = await sis('import', [...tableArgs, ...nullArgs, file(exported.stdout, ext)], {
+          SIS_DATABASE_URL: second.url,
+        });
         assert.equal(imported.code, 0, imported.stderr);
         const again = await sis('export', args, { SIS_DATABASE_URL: second.url });
         assert.equal(again.stdout, exported.stdout, `${args.join(' ')}: the same bytes`);
@@ -169,7 +233,11 @@ for (const target of storeTargets) {
       await sis('import', [file(JSON.stringify(DEMO_DATASET))], env);
       const out = join(dir, `export-${++counter}.csv`);
       const result = await sis('export', ['--table', 'students', '--output', out], env);
-      assert.deepEqual(result, { code: 0, stdout: `exported 5 students from ${redactDatabaseUrl(db.url)} to ${out}\n`, stderr: '' });
+      assert.deepEqual(result, {
+        code: 0,
+        stdout: `exported 5 students from ${redactDatabaseUrl(db.url)} to ${out}\n`,
+        stderr: '',
+      });
       assert.match(readFileSync(out, 'utf8'), /^id_student,fullName,id_device,ShowActive,school_base_url\n1,/);
       const missing = join(dir, 'no', 'such', 'dir', 'x.json');
       const failed = await sis('export', ['--output', missing], env);
@@ -185,7 +253,9 @@ for (const target of storeTargets) {
       assert.match(result.stdout, /^imported 1 device into .*, replacing the previous devices\n$/);
       assert.equal((await sis('devices', ['get', '1'], env)).code, 1);
       assert.equal((await sis('stats', [], env)).stdout.split('\n')[2], 'students\t5');
-      const piped = await sis('import', ['--table', 'students', '-'], env, { stdin: 'id_student,fullName\nnew,From a pipe\n' });
+      const piped = await sis('import', ['--table', 'students', '-'], env, {
+        stdin: 'id_student,fullName\nnew,From a pipe\n',
+      });
       assert.match(piped.stdout, /^imported 1 student into /);
       const json = await sis('import', ['-'], env, { stdin: '{"devices": [{"id": "p", "token": "q"}]}' });
       assert.match(json.stdout, /^imported 0 students and 1 device into /);
@@ -207,17 +277,26 @@ describe('sis import: checking and reporting', () => {
     assert.equal(lines[9], '  line 32: id: duplicate key "d0", first used on line 2');
     assert.equal(existsSync(db.url.slice('sqlite:'.length)), false);
     const valid = await sis('import', ['--dry-run', file(JSON.stringify(DEMO_DATASET))], {});
-    assert.deepEqual(valid, { code: 0, stdout: `${join(dir, `f-${counter}.json`)}: valid, 5 students and 5 devices (dry run: nothing was written)\n`, stderr: '' });
+    assert.deepEqual(valid, {
+      code: 0,
+      stdout: `${join(dir, `f-${counter}.json`)}: valid, 5 students and 5 devices (dry run: nothing was written)\n`,
+      stderr: '',
+    });
   });
 
   test('a progress bar on a terminal, nothing otherwise', async () => {
     const db = await sqliteTarget.fresh();
-    const big = file(JSON.stringify({ devices: Array.from({ length: 20_000 }, (_, i) => ({ id: `d${i}`, token: `t${i}` })) }));
+    const big = file(
+      JSON.stringify({ devices: Array.from({ length: 20_000 }, (_, i) => ({ id: `d${i}`, token: `t${i}` })) }),
+    );
     const tty = await sis('import', [big], { SIS_DATABASE_URL: db.url }, { tty: true });
     assert.equal(tty.code, 0);
     const CLEAR = '\r\x1b[K'; // back to the line's start, erase it
     assert.ok(tty.stderr.startsWith(CLEAR));
-    assert.match(tty.stderr.slice(CLEAR.length), /^importing f-\d+\.json {2}\[[#-]{24}\] +\d+% {2}[\d,]+ rows {2}[\d.]+ s\r/);
+    assert.match(
+      tty.stderr.slice(CLEAR.length),
+      /^importing f-\d+\.json {2}\[[#-]{24}\] +\d+% {2}[\d,]+ rows {2}[\d.]+ s\r/,
+    );
     assert.match(tty.stderr, /checking keys\.\.\. {2}20,000 rows/);
     assert.match(tty.stderr, /writing\.\.\./);
     assert.ok(tty.stderr.endsWith(CLEAR), 'the line is cleared at the end');
@@ -236,10 +315,18 @@ describe('sis import: checking and reporting', () => {
   test('usage errors exit 2 with the usage; --help exits 0, for every command', async () => {
     for (const [name, args, message] of [
       ['import', ['x.csv'], 'a CSV file holds one table: name it with --table students|devices|marks|push'],
-      ['import', ['--format', 'json', '--table', 'students', 'x'], '--table is for CSV files; a JSON file names its tables itself'],
+      [
+        'import',
+        ['--format', 'json', '--table', 'students', 'x'],
+        '--table is for CSV files; a JSON file names its tables itself',
+      ],
       ['import', ['--format', 'xml', 'x'], '--format must be json or csv, not "xml"'],
       ['import', ['--table'], '--table needs a value'],
-      ['import', ['--null', 'a,b', '--table', 'devices', 'x'], 'the null marker "a,b" must not contain a comma, a double quote or a line break'],
+      [
+        'import',
+        ['--null', 'a,b', '--table', 'devices', 'x'],
+        'the null marker "a,b" must not contain a comma, a double quote or a line break',
+      ],
       ['export', ['--format', 'csv'], 'a CSV file holds one table: name it with --table students|devices|marks|push'],
       ['export', ['extra'], 'unexpected argument "extra"'],
       ['export', ['--replace'], 'unknown option --replace'],
@@ -257,7 +344,11 @@ describe('sis import: checking and reporting', () => {
     ] as const) {
       const result = await sis(name, args, {});
       const usage = COMMANDS[name]!({ stdout: { write: () => 0 }, stderr: { write: () => 0 } }).usage;
-      assert.deepEqual(result, { code: 2, stdout: '', stderr: `sis ${name}: ${message}\n\n${usage}` }, `${name} ${args.join(' ')}`);
+      assert.deepEqual(
+        result,
+        { code: 2, stdout: '', stderr: `sis ${name}: ${message}\n\n${usage}` },
+        `${name} ${args.join(' ')}`,
+      );
     }
     for (const name of Object.keys(COMMANDS)) {
       const help = await sis(name, ['--help'], {});

@@ -28,16 +28,31 @@ const one = (text: string): string => {
 
 describe('parseDataset: JSON syntax', () => {
   const cases: [string, string][] = [
-    ['{\n  "students": [\n    {"id_student": "1"},\n  ]\n}', "line 4 column 3: Unexpected token ']', expected a JSON value"],
+    [
+      '{\n  "students": [\n    {"id_student": "1"},\n  ]\n}',
+      "line 4 column 3: Unexpected token ']', expected a JSON value",
+    ],
     ['', 'line 1 column 1: Unexpected end of input, expected a JSON value'],
     ['{"students": [', 'line 1 column 15: Unexpected end of input, expected a JSON value'],
     ['{"devices": []} x', "line 1 column 17: Unexpected token 'x' after the end of the JSON value"],
     ["{'devices': []}", "line 1 column 2: Unexpected token ''', expected a member name in double quotes"],
     ['{"devices" []}', "line 1 column 12: Unexpected token '[', expected ':' after a member name"],
-    ['{"devices": [] "students": []}', `line 1 column 16: Unexpected token '"', expected ',' or '}' after a member value`],
-    ['{"devices": [{"id": "a"} {"id": "b"}]}', "line 1 column 26: Unexpected token '{', expected ',' or ']' after an array element"],
-    ['{"devices": [{"id": "a\nb"}]}', 'line 1 column 23: Line break inside a string (unterminated string, or a line break that must be written \\n)'],
-    ['{"devices": [{"id": "a\u0001"}]}', 'line 1 column 23: Control character U+0001 inside a string must be escaped as \\u0001'],
+    [
+      '{"devices": [] "students": []}',
+      `line 1 column 16: Unexpected token '"', expected ',' or '}' after a member value`,
+    ],
+    [
+      '{"devices": [{"id": "a"} {"id": "b"}]}',
+      "line 1 column 26: Unexpected token '{', expected ',' or ']' after an array element",
+    ],
+    [
+      '{"devices": [{"id": "a\nb"}]}',
+      'line 1 column 23: Line break inside a string (unterminated string, or a line break that must be written \\n)',
+    ],
+    [
+      '{"devices": [{"id": "a\u0001"}]}',
+      'line 1 column 23: Control character U+0001 inside a string must be escaped as \\u0001',
+    ],
     ['{"devices": [{"id": "a\\x"}]}', 'line 1 column 23: Invalid escape \\x in a string'],
     ['{"devices": [{"id": "\\u12G4"}]}', 'line 1 column 22: Invalid \\u escape: expected four hexadecimal digits'],
     ['{"devices": [{"id": "abc', 'line 1 column 21: Unterminated string'],
@@ -51,7 +66,12 @@ describe('parseDataset: JSON syntax', () => {
   }
 
   test('the message names the file', () => {
-    assert.throws(() => parseDataset('{', 'data/in.json'), (e: unknown) => e instanceof DatasetError && e.message.startsWith('data/in.json: 1 problem, nothing imported\n  line 1 column 2:'));
+    assert.throws(
+      () => parseDataset('{', 'data/in.json'),
+      (e: unknown) =>
+        e instanceof DatasetError &&
+        e.message.startsWith('data/in.json: 1 problem, nothing imported\n  line 1 column 2:'),
+    );
   });
 
   test('a member name twice in one object', () => {
@@ -71,7 +91,9 @@ describe('parseDataset: records', () => {
   });
 
   test('missing fields become null; empty strings and nulls are kept as they are', () => {
-    const dataset = parseDataset('{"students": [{"id_student": "", "fullName": "", "id_device": null}], "devices": [{"id": ""}]}');
+    const dataset = parseDataset(
+      '{"students": [{"id_student": "", "fullName": "", "id_device": null}], "devices": [{"id": ""}]}',
+    );
     assert.deepEqual(dataset, {
       students: [{ id_student: '', fullName: '', id_device: null, ShowActive: null, school_base_url: null }],
       devices: [{ id: '', token: null }],
@@ -89,16 +111,34 @@ describe('parseDataset: records', () => {
     ['{"devices": ["a"]}', 'devices[0]: expected an object, found a string'],
     ['{"devices": [{"id": "a", "tokn": "x"}]}', 'devices[0].tokn: unknown field; expected id, token'],
     ['{"devices": [{"id": "a", "__proto__": "x"}]}', 'devices[0].__proto__: unknown field; expected id, token'],
-    ['{"students": [{"id_student": "1", "FullName": "x"}]}', 'students[0].FullName: unknown field; expected id_student, fullName, id_device, ShowActive, school_base_url'],
+    [
+      '{"students": [{"id_student": "1", "FullName": "x"}]}',
+      'students[0].FullName: unknown field; expected id_student, fullName, id_device, ShowActive, school_base_url',
+    ],
     ['{"students": [{"fullName": "x"}]}', 'students[0].id_student: required key is missing'],
     ['{"students": [{"id_student": null}]}', 'students[0].id_student: expected a string (the key), found null'],
     ['{"devices": [{"id": 7}]}', 'devices[0].id: expected a string (the key), found a number (7)'],
-    ['{"students": [{"id_student": "1", "ShowActive": 1}]}', 'students[0].ShowActive: expected a string or null, found a number (1)'],
-    ['{"students": [{"id_student": "1", "ShowActive": true}]}', 'students[0].ShowActive: expected a string or null, found true'],
+    [
+      '{"students": [{"id_student": "1", "ShowActive": 1}]}',
+      'students[0].ShowActive: expected a string or null, found a number (1)',
+    ],
+    [
+      '{"students": [{"id_student": "1", "ShowActive": true}]}',
+      'students[0].ShowActive: expected a string or null, found true',
+    ],
     ['{"devices": [{"id": "1", "token": ["t"]}]}', 'devices[0].token: expected a string or null, found an array'],
-    ['{"devices": [{"id": "a"}, {"id": "b"}, {"id": "a"}]}', 'devices[2].id: duplicate key "a", first used by devices[0]'],
-    ['{"students": [{"id_student": ""}, {"id_student": ""}]}', 'students[1].id_student: duplicate key "", first used by students[0]'],
-    ['{"students": [{"id_student": "1", "fullName": "a\\u0001"}]}', 'students[0].fullName: contains U+0001, a character XML 1.0 does not allow'],
+    [
+      '{"devices": [{"id": "a"}, {"id": "b"}, {"id": "a"}]}',
+      'devices[2].id: duplicate key "a", first used by devices[0]',
+    ],
+    [
+      '{"students": [{"id_student": ""}, {"id_student": ""}]}',
+      'students[1].id_student: duplicate key "", first used by students[0]',
+    ],
+    [
+      '{"students": [{"id_student": "1", "fullName": "a\\u0001"}]}',
+      'students[0].fullName: contains U+0001, a character XML 1.0 does not allow',
+    ],
     ['{"devices": [{"id": "\\u0000"}]}', 'devices[0].id: contains U+0000, a character XML 1.0 does not allow'],
   ];
   for (const [text, expected] of cases) {
@@ -110,7 +150,11 @@ describe('parseDataset: records', () => {
   });
 
   test('every problem is reported at once, up to a limit', () => {
-    const text = JSON.stringify({ students: [{ id_student: 1 }, { id_student: '2', fullName: 2 }], devices: [{ id: 'x', x: 1 }], extra: 1 });
+    const text = JSON.stringify({
+      students: [{ id_student: 1 }, { id_student: '2', fullName: 2 }],
+      devices: [{ id: 'x', x: 1 }],
+      extra: 1,
+    });
     assert.deepEqual(problemsOf(text), [
       'extra: unknown top-level member; expected "students", "devices", "marks" or "push"',
       'students[0].id_student: expected a string (the key), found a number (1)',
@@ -132,22 +176,41 @@ describe('parseDataset: records', () => {
 
 describe('characters XML 1.0 forbids', () => {
   const forbidden: [string, string][] = [
-    ['\u0000', 'U+0000'], ['\u0008', 'U+0008'], ['\u000b', 'U+000B'], ['\u000c', 'U+000C'], ['\u000e', 'U+000E'],
-    ['\u001f', 'U+001F'], ['\ufffe', 'U+FFFE'], ['\uffff', 'U+FFFF'],
-    ['x\ud800', 'U+D800'], ['\udbff y', 'U+DBFF'], ['\udc00', 'U+DC00'], ['a\udfffb', 'U+DFFF'], ['\ud800\ud800\udc00', 'U+D800'],
+    ['\u0000', 'U+0000'],
+    ['\u0008', 'U+0008'],
+    ['\u000b', 'U+000B'],
+    ['\u000c', 'U+000C'],
+    ['\u000e', 'U+000E'],
+    ['\u001f', 'U+001F'],
+    ['\ufffe', 'U+FFFE'],
+    ['\uffff', 'U+FFFF'],
+    ['x\ud800', 'U+D800'],
+    ['\udbff y', 'U+DBFF'],
+    ['\udc00', 'U+DC00'],
+    ['a\udfffb', 'U+DFFF'],
+    ['\ud800\ud800\udc00', 'U+D800'],
   ];
   for (const [text, name] of forbidden) {
     test(`${name} is refused in every string`, () => {
       assert.equal(findXmlForbiddenCharacter(`ok ${text} ok`), name);
-      assert.equal(one(JSON.stringify({ devices: [{ id: 'k', token: text }] })), `devices[0].token: contains ${name}, a character XML 1.0 does not allow`);
-      assert.equal(one(JSON.stringify({ students: [{ id_student: text }] })), `students[0].id_student: contains ${name}, a character XML 1.0 does not allow`);
+      assert.equal(
+        one(JSON.stringify({ devices: [{ id: 'k', token: text }] })),
+        `devices[0].token: contains ${name}, a character XML 1.0 does not allow`,
+      );
+      assert.equal(
+        one(JSON.stringify({ students: [{ id_student: text }] })),
+        `students[0].id_student: contains ${name}, a character XML 1.0 does not allow`,
+      );
       assert.throws(() => validateDataset({ devices: [{ id: 'k', token: text }] }), /devices\[0\]\.token: contains/);
     });
   }
   test('tab, line feed, carriage return, DEL, C1, private use, U+FFFD and astral characters are allowed', () => {
     const allowed = '\t\n\r\u007f\u0085\u009f\ue000\ufffd\ud800\udc00\u{10FFFF}\u{1F600}';
     assert.equal(findXmlForbiddenCharacter(allowed), null);
-    assert.equal(parseDataset(JSON.stringify({ devices: [{ id: allowed, token: allowed }] })).devices![0]!.token, allowed);
+    assert.equal(
+      parseDataset(JSON.stringify({ devices: [{ id: allowed, token: allowed }] })).devices![0]!.token,
+      allowed,
+    );
   });
 });
 
@@ -161,7 +224,10 @@ describe('validateDataset', () => {
   });
   test('refuses what parseDataset refuses', () => {
     assert.throws(() => validateDataset('text'), /\(top level\): expected an object/);
-    assert.throws(() => validateDataset({ devices: [{ id: 'a' }, { id: 'a' }] }, 'code'), /^DatasetError: code: 1 problem/);
+    assert.throws(
+      () => validateDataset({ devices: [{ id: 'a' }, { id: 'a' }] }, 'code'),
+      /^DatasetError: code: 1 problem/,
+    );
   });
 });
 

@@ -17,7 +17,13 @@ const NS = 'http://tempuri.org/';
 const LIMITS = { maxDepth: 64, maxAttributes: 256, maxParams: 1024 };
 
 function plain(e: Envelope): unknown {
-  return { root: e.root, bodyElement: e.bodyElement, mustUnderstand: e.mustUnderstand, error: e.error?.message ?? null, params: [...e.params] };
+  return {
+    root: e.root,
+    bodyElement: e.bodyElement,
+    mustUnderstand: e.mustUnderstand,
+    error: e.error?.message ?? null,
+    params: [...e.params],
+  };
 }
 
 function agree(xml: string): boolean {
@@ -41,10 +47,28 @@ describe('envelope scanner agrees with the full reader', () => {
 
   const ws = fc.constantFrom('', ' ', '\n', '\n  ', '\t');
   const prefix = fc.constantFrom('soap', 'env', 's', 'SOAP-ENV');
-  const envNs = fc.constantFrom('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope', 'urn:other');
+  const envNs = fc.constantFrom(
+    'http://schemas.xmlsoap.org/soap/envelope/',
+    'http://www.w3.org/2003/05/soap-envelope',
+    'urn:other',
+  );
   const text = fc.oneof(
     fc.string({ maxLength: 12 }),
-    fc.constantFrom('a &amp; b', '&lt;x&gt;', '&#65;&#x42;', '&quot;&apos;', 'é😀', 'a > b', '&bogus;', '&#0;', '&#x9;', 'a\r\nb', ']]>', '<', '&'),
+    fc.constantFrom(
+      'a &amp; b',
+      '&lt;x&gt;',
+      '&#65;&#x42;',
+      '&quot;&apos;',
+      'é😀',
+      'a > b',
+      '&bogus;',
+      '&#0;',
+      '&#x9;',
+      'a\r\nb',
+      ']]>',
+      '<',
+      '&',
+    ),
   );
   const param = fc.record({
     name: fc.constantFrom('id', 'code', 'phone', 'show_active', '__proto__', 'x'),
@@ -53,7 +77,13 @@ describe('envelope scanner agrees with the full reader', () => {
     selfClose: fc.boolean(),
   });
   const doc = fc.record({
-    decl: fc.constantFrom('', '<?xml version="1.0" encoding="utf-8"?>', "<?xml version='1.0'?>", '<?xml version="1.1"?>', ' <?xml version="1.0"?>'),
+    decl: fc.constantFrom(
+      '',
+      '<?xml version="1.0" encoding="utf-8"?>',
+      "<?xml version='1.0'?>",
+      '<?xml version="1.1"?>',
+      ' <?xml version="1.0"?>',
+    ),
     prefix,
     envNs,
     ws1: ws,
@@ -99,8 +129,16 @@ describe('envelope scanner agrees with the full reader', () => {
     assert.ok(agree(`${head}<id>a&amp;b</id>  ${tail}`), 'read from the parameters on');
     assert.ok(agree(`${head}\n  <id>x</id>\n  <other>y</other>${tail}\n`));
     assert.equal(scanEnvelope(`${head}<id>1</id>${tail}<x/>`, NS), null, 'a second root still declines');
-    assert.equal(scanEnvelope(`${head}<id>1</id></Other></soap:Body></soap:Envelope>`, NS), null, 'a mismatched end tag still declines');
-    assert.equal(scanEnvelope(`${head}<id a="1">1</id>${tail}`, NS), null, 'an attribute on a parameter still declines');
+    assert.equal(
+      scanEnvelope(`${head}<id>1</id></Other></soap:Body></soap:Envelope>`, NS),
+      null,
+      'a mismatched end tag still declines',
+    );
+    assert.equal(
+      scanEnvelope(`${head}<id a="1">1</id>${tail}`, NS),
+      null,
+      'an attribute on a parameter still declines',
+    );
     const read = scanEnvelope(`${head}<id>2</id>${tail}`, NS)!;
     assert.equal(read.params.get('id')?.text, '2');
     assert.deepEqual(read.bodyElement, { ns: NS, local: 'GetTokenDevice' });

@@ -45,14 +45,20 @@ describe('errors ASMX answers where no capture shows .NET', () => {
     });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('content-type'), 'application/soap+xml; charset=utf-8');
-    assert.match(res.body.toString(), /<soap:Value>soap:Receiver<\/soap:Value>.*Data at the root level is invalid\. Line 1, position 1\./);
+    assert.match(
+      res.body.toString(),
+      /<soap:Value>soap:Receiver<\/soap:Value>.*Data at the root level is invalid\. Line 1, position 1\./,
+    );
   });
 
   it('a SOAP char given as one letter is taken literally (decision 8)', async () => {
     const res = await rawRequest(server.url, {
       method: 'POST',
       path: '/NotificationNotes.asmx',
-      headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', 'http://tempuri.org/GetStudentSchool']],
+      headers: [
+        ['Content-Type', 'text/xml; charset=utf-8'],
+        ['SOAPAction', 'http://tempuri.org/GetStudentSchool'],
+      ],
       body: env11('GetStudentSchool', '<school_base_url>x</school_base_url><show_active>Y</show_active>'),
     });
     assert.equal(res.status, 200);
@@ -60,16 +66,25 @@ describe('errors ASMX answers where no capture shows .NET', () => {
       const r = await rawRequest(server.url, {
         method: 'POST',
         path: '/NotificationNotes.asmx',
-        headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', 'http://tempuri.org/GetStudentSchool']],
+        headers: [
+          ['Content-Type', 'text/xml; charset=utf-8'],
+          ['SOAPAction', 'http://tempuri.org/GetStudentSchool'],
+        ],
         body: env11('GetStudentSchool', `<school_base_url>x</school_base_url><show_active>${bad}</show_active>`),
       });
       assert.equal(r.status, 500, `show_active ${JSON.stringify(bad)}`);
-      assert.match(r.body.toString(), /<faultcode>soap:Client<\/faultcode><faultstring>Server was unable to read request\. ---&gt; There is an error in XML document \(1, \d+\)\. ---&gt; /);
+      assert.match(
+        r.body.toString(),
+        /<faultcode>soap:Client<\/faultcode><faultstring>Server was unable to read request\. ---&gt; There is an error in XML document \(1, \d+\)\. ---&gt; /,
+      );
     }
   });
 
   it('a GET/POST value with a control character gets a clear error (decision 4)', async () => {
-    const res = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=a%01b' });
+    const res = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx/GetTokenDevice?id=a%01b',
+    });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
     assert.match(res.body.toString(), /^Parameter id holds a character that XML 1\.0 does not allow; .*\r\n$/);
@@ -82,12 +97,21 @@ describe('errors ASMX answers where no capture shows .NET', () => {
       const res = await rawRequest(custom.url, {
         method: 'POST',
         path: '/PushNotificationMobile.asmx',
-        headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', '"urn:school:sis/GetTokenDevice"']],
+        headers: [
+          ['Content-Type', 'text/xml; charset=utf-8'],
+          ['SOAPAction', '"urn:school:sis/GetTokenDevice"'],
+        ],
         body,
       });
       assert.equal(res.status, 200);
-      assert.match(res.body.toString(), /<GetTokenDeviceResponse xmlns="urn:school:sis"><GetTokenDeviceResult>tok-AAA-111</);
-      const get = await rawRequest(custom.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+      assert.match(
+        res.body.toString(),
+        /<GetTokenDeviceResponse xmlns="urn:school:sis"><GetTokenDeviceResult>tok-AAA-111</,
+      );
+      const get = await rawRequest(custom.url, {
+        method: 'GET',
+        path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+      });
       assert.match(get.body.toString(), /<string xmlns="urn:school:sis">tok-AAA-111<\/string>/);
       const wsdl = await rawRequest(custom.url, { method: 'GET', path: '/PushNotificationMobile.asmx?wsdl' });
       assert.match(wsdl.body.toString(), /soapAction="urn:school:sis\/GetTokenDevice"/);
@@ -101,11 +125,17 @@ describe('errors ASMX answers where no capture shows .NET', () => {
     const res = await rawRequest(server.url, {
       method: 'POST',
       path: '/AuthCodeSending.asmx',
-      headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', '"http://tempuri.org/AuthCode"']],
+      headers: [
+        ['Content-Type', 'text/xml; charset=utf-8'],
+        ['SOAPAction', '"http://tempuri.org/AuthCode"'],
+      ],
       body: env11('AuthCode', '<code>123456</code><phone>+15551234567</phone>', header),
     });
     assert.equal(res.status, 500);
-    assert.match(res.body.toString(), /<faultcode>soap:MustUnderstand<\/faultcode><faultstring>SOAP header Trace was not understood\.<\/faultstring><\/soap:Fault>/);
+    assert.match(
+      res.body.toString(),
+      /<faultcode>soap:MustUnderstand<\/faultcode><faultstring>SOAP header Trace was not understood\.<\/faultstring><\/soap:Fault>/,
+    );
     const missing = await rawRequest(server.url, { method: 'GET', path: '/AuthCodeSending.asmx/AuthCode?code=1' });
     assert.equal(missing.status, 500);
     assert.equal(missing.body.toString(), 'Missing parameter: phone.\r\n');
@@ -126,9 +156,12 @@ describe('an operation that fails', () => {
     inner = await openStore('sqlite::memory:');
     // A store whose queries fail with the kind of detail no caller may see.
     const broken = withOverrides(inner, {
-      studentsOfSchool: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')),
+      studentsOfSchool: () =>
+        Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')),
       studentsOfSchoolPages: () => ({
-        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')) }),
+        [Symbol.asyncIterator]: () => ({
+          next: () => Promise.reject(new Error('SQLITE_CORRUPT: SELECT * FROM students at /var/lib/sis/secret.db')),
+        }),
       }),
       deviceToken: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432 password=hunter2')),
       recordAuthCode: () => Promise.reject(new Error('INSERT INTO auth_codes failed')),
@@ -147,10 +180,47 @@ describe('an operation that fails', () => {
   after(() => server.close());
 
   const bindings = [
-    { name: 'soap11', req: { method: 'POST', path: '/PushNotificationMobile.asmx', headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', '"http://tempuri.org/GetTokenDevice"']] as [string, string][], body: env11('GetTokenDevice', '<id>1</id>') } },
-    { name: 'soap12', req: { method: 'POST', path: '/PushNotificationMobile.asmx', headers: [['Content-Type', 'application/soap+xml; charset=utf-8']] as [string, string][], body: env11('GetTokenDevice', '<id>1</id>').replace('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope') } },
-    { name: 'httpget', req: { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1', headers: [] as [string, string][] } },
-    { name: 'httppost', req: { method: 'POST', path: '/PushNotificationMobile.asmx/GetTokenDevice', headers: [['Content-Type', 'application/x-www-form-urlencoded']] as [string, string][], body: 'id=1' } },
+    {
+      name: 'soap11',
+      req: {
+        method: 'POST',
+        path: '/PushNotificationMobile.asmx',
+        headers: [
+          ['Content-Type', 'text/xml; charset=utf-8'],
+          ['SOAPAction', '"http://tempuri.org/GetTokenDevice"'],
+        ] as [string, string][],
+        body: env11('GetTokenDevice', '<id>1</id>'),
+      },
+    },
+    {
+      name: 'soap12',
+      req: {
+        method: 'POST',
+        path: '/PushNotificationMobile.asmx',
+        headers: [['Content-Type', 'application/soap+xml; charset=utf-8']] as [string, string][],
+        body: env11('GetTokenDevice', '<id>1</id>').replace(
+          'http://schemas.xmlsoap.org/soap/envelope/',
+          'http://www.w3.org/2003/05/soap-envelope',
+        ),
+      },
+    },
+    {
+      name: 'httpget',
+      req: {
+        method: 'GET',
+        path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+        headers: [] as [string, string][],
+      },
+    },
+    {
+      name: 'httppost',
+      req: {
+        method: 'POST',
+        path: '/PushNotificationMobile.asmx/GetTokenDevice',
+        headers: [['Content-Type', 'application/x-www-form-urlencoded']] as [string, string][],
+        body: 'id=1',
+      },
+    },
   ];
   for (const b of bindings) {
     it(`answers ${b.name} with a safe server error and logs the cause under the request id`, async () => {
@@ -159,7 +229,13 @@ describe('an operation that fails', () => {
       assert.equal(res.headers.get('cache-control'), 'private, max-age=0');
       const body = res.body.toString();
       const safe = 'The service could not complete the request. The error has been logged.';
-      if (b.name === 'soap11') assert.match(body, new RegExp(`<faultcode>soap:Server</faultcode><faultstring>Server was unable to process request\\. ---&gt; ${safe.replace(/\./g, '\\.')}</faultstring><detail />`));
+      if (b.name === 'soap11')
+        assert.match(
+          body,
+          new RegExp(
+            `<faultcode>soap:Server</faultcode><faultstring>Server was unable to process request\\. ---&gt; ${safe.replace(/\./g, '\\.')}</faultstring><detail />`,
+          ),
+        );
       else if (b.name === 'soap12') assert.match(body, /<soap:Value>soap:Receiver<\/soap:Value>/);
       else assert.equal(body, `${safe}\r\n`);
       assert.doesNotMatch(body, /ECONNREFUSED|password|5432|SELECT|\/var\/lib|at /);

@@ -33,10 +33,17 @@ function file(content: string, ext = 'json'): string {
   return path;
 }
 
-async function sis(name: 'import' | 'export', args: readonly string[], url: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function sis(
+  name: 'import' | 'export',
+  args: readonly string[],
+  url: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const output: CommandOutput = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } };
+  const output: CommandOutput = {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  };
   const command = name === 'import' ? createImportCommand(output) : createExportCommand(output);
   const code = await command.run(args, { SIS_DATABASE_URL: url });
   return { code, stdout, stderr };
@@ -54,7 +61,9 @@ const mark = (id: string, subject: string, note: string | null = null, markValue
 
 /** Values that test quoting and escaping in both formats. */
 const TRICKY: Dataset = {
-  students: [{ id_student: 's1', fullName: 'One', id_device: null, ShowActive: '1', school_base_url: 'http://a.example' }],
+  students: [
+    { id_student: 's1', fullName: 'One', id_device: null, ShowActive: '1', school_base_url: 'http://a.example' },
+  ],
   marks: [
     mark('s1', 'math', 'a, "quoted"\r\nline & <tag> 😀'),
     mark('s2', 'math', '\\N'),
@@ -80,7 +89,12 @@ for (const target of storeTargets) {
       assert.deepEqual(parsed.marks, TRICKY.marks, 'marks in import order, every field as given');
       assert.deepEqual(parsed.push, TRICKY.push);
       assert.match(exported.stdout, /\n\],\n"push": \{"ServerKey":"key,with \\"quotes\\"","SenderId":null\}\n\}\n$/);
-      for (const args of [[], ['--table', 'marks', '--format', 'csv'], ['--table', 'push', '--format', 'csv'], ['--table', 'marks', '--format', 'csv', '--null', '']]) {
+      for (const args of [
+        [],
+        ['--table', 'marks', '--format', 'csv'],
+        ['--table', 'push', '--format', 'csv'],
+        ['--table', 'marks', '--format', 'csv', '--null', ''],
+      ]) {
         const out = await sis('export', args, first.url);
         const csv = args.includes('csv');
         const second = await target.fresh();
@@ -97,21 +111,40 @@ for (const target of storeTargets) {
       const db = await target.fresh();
       const store = await openStore(db.url);
       try {
-        await store.importDataset({ marks: [mark('a', 'x'), mark('b', 'x'), mark('a', 'y')], push: { ServerKey: 'k1', SenderId: 's1' } });
+        await store.importDataset({
+          marks: [mark('a', 'x'), mark('b', 'x'), mark('a', 'y')],
+          push: { ServerKey: 'k1', SenderId: 's1' },
+        });
         const report = await store.importDataset({ marks: [mark('a', 'z', 'new')] });
         assert.deepEqual(report, { students: 0, devices: 0, marks: 1, push: 0 });
         assert.deepEqual(await store.marksOf('a', null), [mark('a', 'z', 'new')]);
         assert.deepEqual(await store.marksOf('b', null), [mark('b', 'x')]);
-        assert.deepEqual(await store.pushSettings(), { ServerKey: 'k1', SenderId: 's1' }, 'a dataset without push leaves it alone');
+        assert.deepEqual(
+          await store.pushSettings(),
+          { ServerKey: 'k1', SenderId: 's1' },
+          'a dataset without push leaves it alone',
+        );
         // The streamed import follows the same rule, after the marks stored before.
         const csv = file('id_student,SubjectID,Note\nb,w,1\nc,w,2\nb,v,3\n', 'csv');
-        assert.equal((await sis('import', ['--table', 'marks', csv], db.url)).stdout, `imported 3 marks into ${redactDatabaseUrl(db.url)}\n`);
-        assert.deepEqual((await store.marksOf('b', null)).map((m) => [m.SubjectID, m.Note, m.SubjectName]), [
-          ['w', '1', null],
-          ['v', '3', null],
-        ]);
-        assert.deepEqual((await store.marksOf('b', 'v')).map((m) => m.Note), ['3']);
-        assert.deepEqual((await store.marksOf('a', null)).map((m) => m.SubjectID), ['z']);
+        assert.equal(
+          (await sis('import', ['--table', 'marks', csv], db.url)).stdout,
+          `imported 3 marks into ${redactDatabaseUrl(db.url)}\n`,
+        );
+        assert.deepEqual(
+          (await store.marksOf('b', null)).map((m) => [m.SubjectID, m.Note, m.SubjectName]),
+          [
+            ['w', '1', null],
+            ['v', '3', null],
+          ],
+        );
+        assert.deepEqual(
+          (await store.marksOf('b', 'v')).map((m) => m.Note),
+          ['3'],
+        );
+        assert.deepEqual(
+          (await store.marksOf('a', null)).map((m) => m.SubjectID),
+          ['z'],
+        );
         await sis('import', ['--table', 'push', file('SenderId\ns2\n', 'csv')], db.url);
         assert.deepEqual(await store.pushSettings(), { ServerKey: null, SenderId: 's2' });
         // --replace with a JSON file without marks or push: those stay; with them: replaced.
@@ -119,7 +152,10 @@ for (const target of storeTargets) {
         assert.equal((await store.marksOf('c', null)).length, 1);
         assert.deepEqual(await store.pushSettings(), { ServerKey: null, SenderId: 's2' });
         const replaced = await sis('import', ['--replace', file(JSON.stringify({ marks: [mark('d', 'q')] }))], db.url);
-        assert.match(replaced.stdout, /^imported 0 students, 0 devices and 1 mark into .*, replacing the previous students, devices and marks\n$/);
+        assert.match(
+          replaced.stdout,
+          /^imported 0 students, 0 devices and 1 mark into .*, replacing the previous students, devices and marks\n$/,
+        );
         assert.deepEqual(await store.marksOf('c', null), []);
         assert.deepEqual(await store.pushSettings(), { ServerKey: null, SenderId: 's2' });
         await sis('import', ['--table', 'push', '--replace', file('ServerKey,SenderId\n', 'csv')], db.url);
@@ -132,7 +168,12 @@ for (const target of storeTargets) {
     test('refused: characters XML forbids (record and field named), missing keys, a second push row, push as a list', async () => {
       const db = await target.fresh();
       const json = {
-        marks: [mark('a', 'x'), { ...mark('a', 'y'), Note: 'bell\u0007' }, { id_student: 'b', Mark: 'B' }, { ...mark('c', 'x'), Grade: 'A' }],
+        marks: [
+          mark('a', 'x'),
+          { ...mark('a', 'y'), Note: 'bell\u0007' },
+          { id_student: 'b', Mark: 'B' },
+          { ...mark('c', 'x'), Grade: 'A' },
+        ],
         push: { ServerKey: 'k\uffff', SenderId: 7 },
       };
       const streamed = await sis('import', [file(JSON.stringify(json, null, 1))], db.url);
@@ -155,11 +196,18 @@ for (const target of storeTargets) {
           error.problems.includes('marks[1].Note: contains U+0007, a character XML 1.0 does not allow') &&
           error.problems.includes('push.ServerKey: contains U+FFFF, a character XML 1.0 does not allow'),
       );
-      assert.throws(() => parseDataset('{"push": [{"ServerKey": "k"}]}'), /push: expected an object with ServerKey and SenderId, found an array/);
+      assert.throws(
+        () => parseDataset('{"push": [{"ServerKey": "k"}]}'),
+        /push: expected an object with ServerKey and SenderId, found an array/,
+      );
       const pushList = await sis('import', [file('{"push": [{"ServerKey": "k"}]}')], db.url);
       assert.match(pushList.stderr, /push: expected an object with ServerKey and SenderId, found an array/);
 
-      const csv = await sis('import', ['--table', 'marks', file('id_student,SubjectID,Note\na,x,ok\na,,\u0001\n,\\N,x\n', 'csv')], db.url);
+      const csv = await sis(
+        'import',
+        ['--table', 'marks', file('id_student,SubjectID,Note\na,x,ok\na,,\u0001\n,\\N,x\n', 'csv')],
+        db.url,
+      );
       assert.match(csv.stderr, /line 3: Note: contains U\+0001, a character XML 1\.0 does not allow/);
       assert.match(csv.stderr, /line 4: SubjectID: expected a string, found null/);
       const noSubject = await sis('import', ['--table', 'marks', file('id_student,Note\na,x\n', 'csv')], db.url);
@@ -180,13 +228,30 @@ for (const target of storeTargets) {
 test('the examples import as they are', async () => {
   const db = await storeTargets[0]!.fresh();
   const example = join(repoRoot, 'examples', 'extended-dataset.json');
-  assert.match((await sis('import', [example], db.url)).stdout, /^imported 2 students, 0 devices, 4 marks and the push settings into /);
-  assert.match((await sis('import', ['--table', 'marks', join(repoRoot, 'examples', 'marks.csv')], db.url)).stdout, /^imported 3 marks into /);
-  assert.match((await sis('import', ['--table', 'push', join(repoRoot, 'examples', 'push.csv')], db.url)).stdout, /^imported the push settings into /);
+  assert.match(
+    (await sis('import', [example], db.url)).stdout,
+    /^imported 2 students, 0 devices, 4 marks and the push settings into /,
+  );
+  assert.match(
+    (await sis('import', ['--table', 'marks', join(repoRoot, 'examples', 'marks.csv')], db.url)).stdout,
+    /^imported 3 marks into /,
+  );
+  assert.match(
+    (await sis('import', ['--table', 'push', join(repoRoot, 'examples', 'push.csv')], db.url)).stdout,
+    /^imported the push settings into /,
+  );
   const schema = JSON.parse(readFileSync(join(repoRoot, 'schema', 'dataset.schema.json'), 'utf8')) as {
     $defs: Record<string, { properties: Record<string, unknown>; required?: string[] }>;
   };
-  assert.deepEqual(Object.keys(schema.$defs['mark']!.properties), ['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note']);
+  assert.deepEqual(Object.keys(schema.$defs['mark']!.properties), [
+    'id_student',
+    'SubjectID',
+    'SubjectName',
+    'Mark',
+    'Term',
+    'MarkDate',
+    'Note',
+  ]);
   assert.deepEqual(schema.$defs['mark']!.required, ['id_student', 'SubjectID']);
   assert.deepEqual(Object.keys(schema.$defs['push']!.properties), ['ServerKey', 'SenderId']);
 });

@@ -22,18 +22,52 @@ const marksOp = op('extended', 'GetStudentsMarks');
 const pushOp = op('extended', 'GetServerKeyAndSender');
 
 const EXTENDED_DATASET: Dataset = {
-  students: [{ id_student: '1', fullName: 'One', id_device: null, ShowActive: '1', school_base_url: 'http://a.example' }],
+  students: [
+    { id_student: '1', fullName: 'One', id_device: null, ShowActive: '1', school_base_url: 'http://a.example' },
+  ],
   marks: [
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> 😀' },
-    { id_student: '2', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'C', Term: 'T1', MarkDate: '2024-03-14', Note: null },
+    {
+      id_student: '1',
+      SubjectID: 'math',
+      SubjectName: 'Mathematics',
+      Mark: 'A',
+      Term: 'T1',
+      MarkDate: '2024-03-14',
+      Note: 'Algebra & <geometry> 😀',
+    },
+    {
+      id_student: '2',
+      SubjectID: 'math',
+      SubjectName: 'Mathematics',
+      Mark: 'C',
+      Term: 'T1',
+      MarkDate: '2024-03-14',
+      Note: null,
+    },
     { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: null, Note: '' },
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: null },
+    {
+      id_student: '1',
+      SubjectID: 'math',
+      SubjectName: 'Mathematics',
+      Mark: 'A-',
+      Term: 'T2',
+      MarkDate: '2024-06-11',
+      Note: null,
+    },
   ],
   push: { ServerKey: 'AAAA:key "with" <chars> & é', SenderId: '123456789012' },
 };
 
 const MATH_1 = [
-  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> 😀' },
+  {
+    id_student: '1',
+    SubjectID: 'math',
+    SubjectName: 'Mathematics',
+    Mark: 'A',
+    Term: 'T1',
+    MarkDate: '2024-03-14',
+    Note: 'Algebra & <geometry> 😀',
+  },
   { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11' },
 ];
 const LIT_1 = { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', Note: '' };
@@ -60,7 +94,8 @@ for (const client of bindingClients) {
     it('GetStudentsMarks: every subject when SubjectID is empty (or, over SOAP, missing)', async () => {
       const all = [MATH_1[0], LIT_1, MATH_1[1]];
       assert.deepEqual((await client.call(server.url, marksOp, { StudnetID: '1', SubjectID: '' })).value, all);
-      if (client.name.startsWith('soap')) assert.deepEqual((await client.call(server.url, marksOp, { StudnetID: '1', SubjectID: null })).value, all);
+      if (client.name.startsWith('soap'))
+        assert.deepEqual((await client.call(server.url, marksOp, { StudnetID: '1', SubjectID: null })).value, all);
     });
 
     it('GetStudentsMarks: an empty list for an unknown student or subject', async () => {
@@ -100,11 +135,18 @@ describe('the WSDL follows the mode', () => {
     try {
       const marks = await wsdl(server, 'GetStudnetsMarks');
       assert.match(marks, /<s:complexType name="ArrayOfMark">/);
-      assert.match(marks, /<s:element minOccurs="0" maxOccurs="unbounded" name="Mark" nillable="true" type="tns:Mark" \/>/);
+      assert.match(
+        marks,
+        /<s:element minOccurs="0" maxOccurs="unbounded" name="Mark" nillable="true" type="tns:Mark" \/>/,
+      );
       for (const field of ['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note']) {
         assert.match(marks, new RegExp(`<s:element minOccurs="0" maxOccurs="1" name="${field}" type="s:string" />`));
       }
-      assert.match(marks, /<s:element name="ArrayOfMark" nillable="true" type="tns:ArrayOfMark" \/>/, 'the GET/POST root');
+      assert.match(
+        marks,
+        /<s:element name="ArrayOfMark" nillable="true" type="tns:ArrayOfMark" \/>/,
+        'the GET/POST root',
+      );
       const push = await wsdl(server, 'PushNotificationMobile');
       assert.match(push, /<s:complexType name="PushSettings">/);
       assert.match(push, /name="GetServerKeyAndSenderResult" type="tns:PushSettings"/);
@@ -125,7 +167,10 @@ describe('the WSDL follows the mode', () => {
         assert.equal(sha(address(plain, text)), sha(address(explicit, await wsdl(explicit, service))));
       }
       for (const client of bindingClients) {
-        const { res, value } = await client.call(plain.url, op('documented', 'GetStudentsMarks'), { StudnetID: '1', SubjectID: 'math' });
+        const { res, value } = await client.call(plain.url, op('documented', 'GetStudentsMarks'), {
+          StudnetID: '1',
+          SubjectID: 'math',
+        });
         assert.equal(res.status, 200);
         assert.equal(value, undefined);
         if (client.name.startsWith('http')) assert.equal(res.body.length, 0);
@@ -157,13 +202,26 @@ describe('the start warns when extended results answer the server key to anyone'
 
   it('without API keys or an allow-list covering PushNotificationMobile', async () => {
     assert.equal((await started({ SIS_RESULTS: 'extended' })).length, 1);
-    assert.match((await started({ SIS_RESULTS: 'extended' }))[0]!, /"level":40.*SIS_RESULTS=extended answers the push server key to anyone/);
-    assert.equal((await started({ SIS_RESULTS: 'extended', SIS_API_KEYS: key, SIS_API_KEY_SERVICES: 'AuthCodeSending' })).length, 1);
+    assert.match(
+      (await started({ SIS_RESULTS: 'extended' }))[0]!,
+      /"level":40.*SIS_RESULTS=extended answers the push server key to anyone/,
+    );
+    assert.equal(
+      (await started({ SIS_RESULTS: 'extended', SIS_API_KEYS: key, SIS_API_KEY_SERVICES: 'AuthCodeSending' })).length,
+      1,
+    );
   });
 
   it('not when a key or the allow-list protects it, nor in documented mode', async () => {
     assert.deepEqual(await started({ SIS_RESULTS: 'extended', SIS_API_KEYS: key }), []);
-    assert.deepEqual(await started({ SIS_RESULTS: 'extended', SIS_ALLOW_FROM: '127.0.0.1', SIS_ALLOW_FROM_SERVICES: 'PushNotificationMobile' }), []);
+    assert.deepEqual(
+      await started({
+        SIS_RESULTS: 'extended',
+        SIS_ALLOW_FROM: '127.0.0.1',
+        SIS_ALLOW_FROM_SERVICES: 'PushNotificationMobile',
+      }),
+      [],
+    );
     assert.deepEqual(await started({}), []);
   });
 });

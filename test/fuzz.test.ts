@@ -27,7 +27,10 @@ function validRequest(opIndex: number, binding: string): RawRequest {
     const body = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${SOAP_NS[binding]}"><soap:Body><${op.name} xmlns="http://tempuri.org/">${inner}</${op.name}></soap:Body></soap:Envelope>`;
     const headers: [string, string][] =
       binding === 'soap11'
-        ? [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', `"http://tempuri.org/${op.name}"`]]
+        ? [
+            ['Content-Type', 'text/xml; charset=utf-8'],
+            ['SOAPAction', `"http://tempuri.org/${op.name}"`],
+          ]
         : [['Content-Type', 'application/soap+xml; charset=utf-8']];
     return { method: 'POST', path: `/${op.service}.asmx`, headers, body };
   }
@@ -50,10 +53,32 @@ const mutation = fc.oneof(
     at: fc.nat(),
     text: fc.oneof(
       fc.string(),
-      fc.constantFrom('<', '>', '&', '&amp;', '<!DOCTYPE x>', ']]>', '<![CDATA[', '\u0000', '\uFFFF', '%', '%zz', '+', '"', "'", '<a xmlns:p="">', '</p:x>', '\ud800'),
+      fc.constantFrom(
+        '<',
+        '>',
+        '&',
+        '&amp;',
+        '<!DOCTYPE x>',
+        ']]>',
+        '<![CDATA[',
+        '\u0000',
+        '\uFFFF',
+        '%',
+        '%zz',
+        '+',
+        '"',
+        "'",
+        '<a xmlns:p="">',
+        '</p:x>',
+        '\ud800',
+      ),
     ),
   }),
-  fc.record({ kind: fc.constant('header' as const), name: fc.constantFrom('Content-Type', 'SOAPAction'), value: fc.string() }),
+  fc.record({
+    kind: fc.constant('header' as const),
+    name: fc.constantFrom('Content-Type', 'SOAPAction'),
+    value: fc.string(),
+  }),
 );
 
 type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;
@@ -81,7 +106,9 @@ function mutate(req: RawRequest, muts: readonly Mutation[]): RawRequest {
     else next = Buffer.concat([target.subarray(0, at), Buffer.from(m.text), target.subarray(at)]);
     if (onPath) {
       // Keep the request target legal for the HTTP parser: percent-encode what it would refuse.
-      const safe = next.toString('latin1').replace(/[^\x21-\x7e]|#/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+      const safe = next
+        .toString('latin1')
+        .replace(/[^\x21-\x7e]|#/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
       path = `${path.slice(0, path.indexOf('?') + 1)}${safe}`;
     } else body = next;
   }
@@ -102,7 +129,12 @@ function checkShape(res: RawResponse): void {
     return;
   }
   assert.ok(
-    ['text/xml; charset=utf-8', 'application/soap+xml; charset=utf-8', 'text/plain; charset=utf-8', 'text/html; charset=utf-8'].includes(ct),
+    [
+      'text/xml; charset=utf-8',
+      'application/soap+xml; charset=utf-8',
+      'text/plain; charset=utf-8',
+      'text/html; charset=utf-8',
+    ].includes(ct),
     `content-type ${ct}`,
   );
   if (ct.includes('xml')) parseXml(res.body.toString('utf8'));
@@ -120,10 +152,14 @@ describe('fuzzed requests', () => {
   for (const binding of ['soap11', 'soap12', 'httpget', 'httppost']) {
     it(`${binding}: every mutated request gets a documented answer (${RUNS} runs)`, { timeout: 600_000 }, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.nat({ max: operations.length - 1 }), fc.array(mutation, { minLength: 1, maxLength: 4 }), async (op, muts) => {
-          const res = await rawRequest(server.url, mutate(validRequest(op, binding), muts));
-          checkShape(res);
-        }),
+        fc.asyncProperty(
+          fc.nat({ max: operations.length - 1 }),
+          fc.array(mutation, { minLength: 1, maxLength: 4 }),
+          async (op, muts) => {
+            const res = await rawRequest(server.url, mutate(validRequest(op, binding), muts));
+            checkShape(res);
+          },
+        ),
         { numRuns: RUNS },
       );
       const alive = await rawRequest(server.url, validRequest(3, 'httpget'));

@@ -46,8 +46,14 @@ describe('golden exchanges with ASMX', () => {
       // As curl: an empty header value removes the header; a body defaults to the form type.
       const headers = req.headers.filter(([, v]) => v !== '');
       const named = new Set(req.headers.map(([n]) => n.toLowerCase()));
-      if (body !== undefined && !named.has('content-type')) headers.push(['Content-Type', 'application/x-www-form-urlencoded']);
-      const res = await rawRequest(server.url, { method: req.method, path: req.path, headers, ...(body ? { body } : {}) });
+      if (body !== undefined && !named.has('content-type'))
+        headers.push(['Content-Type', 'application/x-www-form-urlencoded']);
+      const res = await rawRequest(server.url, {
+        method: req.method,
+        path: req.path,
+        headers,
+        ...(body ? { body } : {}),
+      });
       assert.equal(res.status, expected.status, 'status');
       const ct = res.headers.get('content-type') ?? null;
       if (expected.contentType === 'text/html') assert.match(ct ?? '', /^text\/html\b/, 'content-type');

@@ -30,12 +30,18 @@ describe('hostile input', () => {
   });
   after(() => server.close());
 
-  const soap = (body: string | Buffer, headers: ReadonlyArray<readonly [string, string]> = SOAP11): Promise<RawResponse> =>
+  const soap = (
+    body: string | Buffer,
+    headers: ReadonlyArray<readonly [string, string]> = SOAP11,
+  ): Promise<RawResponse> =>
     rawRequest(server.url, { method: 'POST', path: '/PushNotificationMobile.asmx', headers, body });
 
   /** The server still answers a plain call correctly. */
   async function stillServes(): Promise<void> {
-    const res = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+    const res = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+    });
     assert.equal(res.status, 200);
     assert.match(res.body.toString(), /tok-AAA-111/);
   }
@@ -47,14 +53,18 @@ describe('hostile input', () => {
   };
 
   it('XXE: an external entity is refused, never resolved', async () => {
-    const res = await soap(envelope('<id>&xxe;</id>', '<!DOCTYPE soap:Envelope [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'));
+    const res = await soap(
+      envelope('<id>&xxe;</id>', '<!DOCTYPE soap:Envelope [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'),
+    );
     refusedAsXml(res);
     assert.doesNotMatch(res.body.toString(), /root:/);
     await stillServes();
   });
 
   it('XXE: a parameter entity is refused', async () => {
-    const res = await soap(envelope('<id>1</id>', '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://127.0.0.1:9/evil.dtd"> %p;]>'));
+    const res = await soap(
+      envelope('<id>1</id>', '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://127.0.0.1:9/evil.dtd"> %p;]>'),
+    );
     refusedAsXml(res);
     await stillServes();
   });
@@ -90,7 +100,11 @@ describe('hostile input', () => {
   });
 
   it('invalid UTF-8 is refused as malformed XML', async () => {
-    const body = Buffer.concat([Buffer.from(envelope('<id>').slice(0, -'</GetTokenDevice></soap:Body></soap:Envelope>'.length)), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('</id></GetTokenDevice></soap:Body></soap:Envelope>')]);
+    const body = Buffer.concat([
+      Buffer.from(envelope('<id>').slice(0, -'</GetTokenDevice></soap:Body></soap:Envelope>'.length)),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('</id></GetTokenDevice></soap:Body></soap:Envelope>'),
+    ]);
     refusedAsXml(await soap(body));
     await stillServes();
   });
@@ -108,7 +122,10 @@ describe('hostile input', () => {
     const { status, headers, body, elapsed } = await partialBody(server.url, 50 * 1024 * 1024, 64 * 1024);
     assert.equal(status, 500);
     assert.equal(headers.get('connection'), 'close');
-    assert.match(body, /<faultcode>soap:Server<\/faultcode><faultstring>There was an exception running the extensions specified in the config file\. ---&gt; Maximum request length exceeded\.<\/faultstring>/);
+    assert.match(
+      body,
+      /<faultcode>soap:Server<\/faultcode><faultstring>There was an exception running the extensions specified in the config file\. ---&gt; Maximum request length exceeded\.<\/faultstring>/,
+    );
     assert.ok(elapsed < 1000, `answered in ${elapsed} ms`);
     await stillServes();
   });
@@ -122,7 +139,12 @@ describe('hostile input', () => {
         ['Content-Type', 'application/x-www-form-urlencoded'],
         ['Transfer-Encoding', 'chunked'],
       ],
-      body: Buffer.concat([...Array.from({ length: 20 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')]),
+      body: Buffer.concat([
+        ...Array.from({ length: 20 }, () =>
+          Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]),
+        ),
+        Buffer.from('0\r\n\r\n'),
+      ]),
     });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
@@ -142,7 +164,9 @@ describe('hostile input', () => {
     for (let i = 0; i < 20; i++) {
       await new Promise<void>((resolve, reject) => {
         const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
-          socket.write(`POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://tempuri.org/GetTokenDevice"\r\nContent-Length: 500\r\n\r\n<?xml version="1.0"?>`);
+          socket.write(
+            `POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://tempuri.org/GetTokenDevice"\r\nContent-Length: 500\r\n\r\n<?xml version="1.0"?>`,
+          );
           setTimeout(() => socket.destroy(), 20);
         });
         socket.on('close', () => resolve());
@@ -188,7 +212,9 @@ describe('hostile input', () => {
   });
 
   it('__proto__ and constructor as element and parameter names pollute nothing', async () => {
-    const res = await soap(envelope('<__proto__>x</__proto__><constructor>y</constructor><prototype>z</prototype><id>1</id>'));
+    const res = await soap(
+      envelope('<__proto__>x</__proto__><constructor>y</constructor><prototype>z</prototype><id>1</id>'),
+    );
     assert.equal(res.status, 200);
     assert.match(res.body.toString(), /tok-AAA-111/);
     const get = await rawRequest(server.url, {
@@ -228,8 +254,19 @@ function partialBody(
       const end = data.indexOf('\r\n\r\n');
       const head = end < 0 ? '' : data.slice(0, end);
       const lines = head.split('\r\n');
-      const headers = new Map(lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string]));
-      resolve({ status: Number(lines[0]?.split(' ')[1] ?? 0), headers, body: end < 0 ? '' : data.slice(end + 4), elapsed: Date.now() - started });
+      const headers = new Map(
+        lines
+          .slice(1)
+          .map(
+            (l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string],
+          ),
+      );
+      resolve({
+        status: Number(lines[0]?.split(' ')[1] ?? 0),
+        headers,
+        body: end < 0 ? '' : data.slice(end + 4),
+        elapsed: Date.now() - started,
+      });
     };
     socket.on('connect', () => {
       socket.write(

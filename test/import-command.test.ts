@@ -66,17 +66,29 @@ describe('sis import', () => {
     const db = freshDatabase();
     const env = { SIS_DATABASE_URL: db.url };
     assert.equal((await run([example], env)).code, 0);
-    const one = file({ students: [{ id_student: 'new', ShowActive: '1', school_base_url: 'http://school-a.example' }], devices: [{ id: 'x', token: 'y' }] });
+    const one = file({
+      students: [{ id_student: 'new', ShowActive: '1', school_base_url: 'http://school-a.example' }],
+      devices: [{ id: 'x', token: 'y' }],
+    });
     assert.equal((await run([one], env)).stdout, `imported 1 student and 1 device into ${db.url}\n`);
     let store = await openStore(db.url);
-    assert.deepEqual((await store.studentsOfSchool('http://school-a.example', '1')).map((s) => s.id_student), ['1', '2', 'new']);
+    assert.deepEqual(
+      (await store.studentsOfSchool('http://school-a.example', '1')).map((s) => s.id_student),
+      ['1', '2', 'new'],
+    );
     await store.close();
 
     const replaced = await run(['--replace', one], env);
     assert.equal(replaced.code, 0);
-    assert.equal(replaced.stdout, `imported 1 student and 1 device into ${db.url}, replacing the previous students and devices\n`);
+    assert.equal(
+      replaced.stdout,
+      `imported 1 student and 1 device into ${db.url}, replacing the previous students and devices\n`,
+    );
     store = await openStore(db.url);
-    assert.deepEqual((await store.studentsOfSchool('http://school-a.example', '1')).map((s) => s.id_student), ['new']);
+    assert.deepEqual(
+      (await store.studentsOfSchool('http://school-a.example', '1')).map((s) => s.id_student),
+      ['new'],
+    );
     assert.equal(await store.deviceToken('1'), null);
     await store.close();
   });
@@ -108,7 +120,13 @@ describe('sis import', () => {
     const db = freshDatabase();
     const env = { SIS_DATABASE_URL: db.url };
     await run([example], env);
-    const bad = file({ students: [{ id_student: 'z' }], devices: [{ id: 'esc', token: null }, { id: 'q', token: '\uffff' }] });
+    const bad = file({
+      students: [{ id_student: 'z' }],
+      devices: [
+        { id: 'esc', token: null },
+        { id: 'q', token: '\uffff' },
+      ],
+    });
     assert.equal((await run(['--replace', bad], env)).code, 1);
     const store = await openStore(db.url);
     assert.equal(await store.deviceToken('esc'), DEMO_DATASET.devices![2]!.token);
@@ -120,7 +138,10 @@ describe('sis import', () => {
     const bad = file('{\n  "devices": [\n    {"id": "a"},\n  ]\n}\n');
     const result = await run([bad], { SIS_DATABASE_URL: freshDatabase().url });
     assert.equal(result.code, 1);
-    assert.equal(result.stderr, `  line 4 column 3: Unexpected token ']', expected a JSON value\nsis import: ${bad}: 1 problem; nothing was imported\n`);
+    assert.equal(
+      result.stderr,
+      `  line 4 column 3: Unexpected token ']', expected a JSON value\nsis import: ${bad}: 1 problem; nothing was imported\n`,
+    );
   });
 
   test('many problems: the first 50 and a count of the rest', async () => {
@@ -144,8 +165,16 @@ describe('sis import', () => {
       stderr: `sis import: ${latin1}: the file is not valid UTF-8 text (near byte 24); nothing was imported\n`,
     });
     const missing = join(dir, 'missing.json');
-    assert.deepEqual(await run([missing], env), { code: 1, stdout: '', stderr: `sis import: cannot read ${missing}: no such file\n` });
-    assert.deepEqual(await run([dir], env), { code: 1, stdout: '', stderr: `sis import: cannot read ${dir}: is a directory\n` });
+    assert.deepEqual(await run([missing], env), {
+      code: 1,
+      stdout: '',
+      stderr: `sis import: cannot read ${missing}: no such file\n`,
+    });
+    assert.deepEqual(await run([dir], env), {
+      code: 1,
+      stdout: '',
+      stderr: `sis import: cannot read ${dir}: is a directory\n`,
+    });
   });
 
   test('usage errors exit 2 with the usage text; --help exits 0', async () => {
@@ -202,10 +231,16 @@ describe('sis import', () => {
   test('configuration and database errors exit 1 with a message', async () => {
     const bad = await run([example], { SIS_DATABASE_URL: 'mysql://u:secret@h/db' });
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /^sis import: [^]*mysql:\/\/u:\*\*\*@h\/db: unsupported database URL scheme "mysql:"; use sqlite:PATH or postgres:\/\/\.\.\.\n$/);
+    assert.match(
+      bad.stderr,
+      /^sis import: [^]*mysql:\/\/u:\*\*\*@h\/db: unsupported database URL scheme "mysql:"; use sqlite:PATH or postgres:\/\/\.\.\.\n$/,
+    );
     const down = await run([example], { SIS_DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/db' });
     assert.equal(down.code, 1);
-    assert.match(down.stderr, /^sis import: postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: .*ECONNREFUSED.*; nothing was imported\n$/);
+    assert.match(
+      down.stderr,
+      /^sis import: postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: .*ECONNREFUSED.*; nothing was imported\n$/,
+    );
     const config = await run([example], { SIS_DATABASE_URL: freshDatabase().url, PORT: 'eighty' });
     assert.equal(config.code, 1);
     assert.match(config.stderr, /^sis import: Invalid configuration:\n {2}- PORT="eighty": expected a whole number/);

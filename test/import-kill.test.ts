@@ -30,17 +30,32 @@ let generated: string | null = null;
 function bigFile(): string {
   if (generated === null) {
     const out = join(dir, 'data');
-    const made = spawnSync(process.execPath, [join(repo, 'scripts/generate-dataset.js'), '--students', String(ROWS), '--devices', String(ROWS), '--out', out]);
+    const made = spawnSync(process.execPath, [
+      join(repo, 'scripts/generate-dataset.js'),
+      '--students',
+      String(ROWS),
+      '--devices',
+      String(ROWS),
+      '--out',
+      out,
+    ]);
     assert.equal(made.status, 0, String(made.stderr));
     generated = join(out, 'dataset.json');
   }
   return generated;
 }
 
-async function inProcess(make: (output: CommandOutput) => Command, args: readonly string[], url: string): Promise<string> {
+async function inProcess(
+  make: (output: CommandOutput) => Command,
+  args: readonly string[],
+  url: string,
+): Promise<string> {
   let stdout = '';
   let stderr = '';
-  const code = await make({ stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } }).run(args, { SIS_DATABASE_URL: url });
+  const code = await make({
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  }).run(args, { SIS_DATABASE_URL: url });
   assert.equal(code, 0, stderr);
   return stdout;
 }
@@ -72,7 +87,10 @@ describe('a killed import leaves the old data', () => {
       // Its own application name, so that other sessions on the server are never mistaken for it.
       const name = `sis-kill-test-${process.pid}`;
       const child = spawn(process.execPath, [join(repo, 'dist/src/cli/main.js'), 'import', '--replace', bigFile()], {
-        env: { ...process.env, SIS_DATABASE_URL: target.name === 'PostgreSQL' ? `${db.url}&application_name=${name}` : db.url },
+        env: {
+          ...process.env,
+          SIS_DATABASE_URL: target.name === 'PostgreSQL' ? `${db.url}&application_name=${name}` : db.url,
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';
@@ -92,7 +110,10 @@ describe('a killed import leaves the old data', () => {
           await sleep(30);
           return sqliteWriteLocked(path);
         }
-        const rows = await client.query(`select 1 from pg_stat_activity where application_name = $1 and state = 'active' and query like 'insert into students%'`, [name]);
+        const rows = await client.query(
+          `select 1 from pg_stat_activity where application_name = $1 and state = 'active' and query like 'insert into students%'`,
+          [name],
+        );
         return rows.rows.length > 0;
       };
       const deadline = Date.now() + 90_000;
@@ -107,7 +128,9 @@ describe('a killed import leaves the old data', () => {
 
       if (client !== null) {
         // The server notices the lost client once its statement ends, then rolls the transaction back.
-        while ((await client.query('select 1 from pg_stat_activity where application_name = $1', [name])).rows.length > 0) {
+        while (
+          (await client.query('select 1 from pg_stat_activity where application_name = $1', [name])).rows.length > 0
+        ) {
           assert.ok(Date.now() < deadline, 'the killed import still has a session on the server');
           await sleep(50);
         }

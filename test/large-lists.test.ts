@@ -58,7 +58,9 @@ function request(binding: Binding, school: string): RawRequest {
       return {
         method: 'POST',
         path: '/NotificationNotes.asmx',
-        headers: [['Content-Type', 'application/soap+xml; charset=utf-8; action="http://tempuri.org/GetStudentSchool"']],
+        headers: [
+          ['Content-Type', 'application/soap+xml; charset=utf-8; action="http://tempuri.org/GetStudentSchool"'],
+        ],
         body: envelope('http://www.w3.org/2003/05/soap-envelope', '49'),
       };
     case 'httpget':
@@ -74,7 +76,11 @@ function request(binding: Binding, school: string): RawRequest {
 }
 
 const get = (server: TestServer, binding: Binding, school = BIG, version?: '1.0'): Promise<RawResponse> =>
-  rawRequest(server.url, { ...request(binding, school), ...(version ? { version } : {}) }, { chunked: true, timeoutMs: 30_000 });
+  rawRequest(
+    server.url,
+    { ...request(binding, school), ...(version ? { version } : {}) },
+    { chunked: true, timeoutMs: 30_000 },
+  );
 
 /** The store behind a test server, to look at its snapshot reads. */
 async function sqlStoreOf(server: TestServer): Promise<SqlStore> {
@@ -82,16 +88,28 @@ async function sqlStoreOf(server: TestServer): Promise<SqlStore> {
   return store instanceof BackgroundStore ? store.opened : (store as SqlStore);
 }
 
-
 /** Sends a request, reads the head and a little more, then stops reading (returns the socket). */
-function startSlowRead(server: TestServer, binding: Binding): Promise<{ received: Buffer[]; finish(): Promise<Buffer>; cut(): void }> {
+function startSlowRead(
+  server: TestServer,
+  binding: Binding,
+): Promise<{ received: Buffer[]; finish(): Promise<Buffer>; cut(): void }> {
   const { port } = new URL(server.url);
   const req = request(binding, BIG);
   const body = req.body === undefined ? Buffer.alloc(0) : Buffer.from(req.body);
-  const head = [`${req.method} ${req.path} HTTP/1.1`, 'Host: x', ...(req.headers ?? []).map(([n, v]) => `${n}: ${v}`), `Content-Length: ${body.length}`, 'Connection: close', '', ''];
+  const head = [
+    `${req.method} ${req.path} HTTP/1.1`,
+    'Host: x',
+    ...(req.headers ?? []).map(([n, v]) => `${n}: ${v}`),
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+    '',
+    '',
+  ];
   return new Promise((resolve, reject) => {
     const received: Buffer[] = [];
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(Buffer.concat([Buffer.from(head.join('\r\n')), body])));
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(Buffer.concat([Buffer.from(head.join('\r\n')), body])),
+    );
     const closed = new Promise<void>((done) => socket.on('close', () => done()));
     socket.on('error', () => undefined);
     socket.once('data', (chunk: Buffer) => {
@@ -177,7 +195,9 @@ for (const target of storeTargets) {
       const expected = (await get(whole, 'httpget')).body;
       for (let round = 0; round < 3; round++) {
         // More than the snapshots allowed at once: the last wait for the first to be cut.
-        await Promise.all(Array.from({ length: 6 }, (_, i) => startSlowRead(paged, BINDINGS[i % 4]!).then((r) => r.cut())));
+        await Promise.all(
+          Array.from({ length: 6 }, (_, i) => startSlowRead(paged, BINDINGS[i % 4]!).then((r) => r.cut())),
+        );
         await eventually(() => assert.equal(store.snapshotReads().open, 0));
       }
       assert.equal(store.snapshotReads().waiting, 0);
@@ -196,7 +216,12 @@ for (const target of storeTargets) {
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(store.snapshotReads().open, 1, 'the answer is still being read');
       // Another connection replaces every student: some again in another order, new ones after.
-      const replacement = [...students(5000, 'a').reverse().filter((_, i) => i % 4 !== 0), ...students(1500, 'b')];
+      const replacement = [
+        ...students(5000, 'a')
+          .reverse()
+          .filter((_, i) => i % 4 !== 0),
+        ...students(1500, 'b'),
+      ];
       const other = await openStore(db.url, { poolSize: 2 });
       try {
         await other.importDataset({ students: replacement }, { replace: true });
@@ -223,7 +248,8 @@ describe('a large answer whose database connection dies midway', { skip: postgre
     const logged: Record<string, unknown>[] = [];
     const logDestination = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n')) if (line !== '') logged.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString('utf8').split('\n'))
+          if (line !== '') logged.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });
@@ -236,7 +262,10 @@ describe('a large answer whose database connection dies midway', { skip: postgre
       const reading = await startSlowRead(server, 'httpget');
       const admin = await adminClient();
       await eventually(async () => {
-        const held = await admin.query(`select pid from pg_stat_activity where application_name = $1 and state like 'idle in transaction%'`, [app]);
+        const held = await admin.query(
+          `select pid from pg_stat_activity where application_name = $1 and state like 'idle in transaction%'`,
+          [app],
+        );
         assert.equal(held.rows.length, 1, 'the snapshot is held by one connection');
         await admin.query('select pg_terminate_backend($1)', [(held.rows[0] as { pid: number }).pid]);
       });

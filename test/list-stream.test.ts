@@ -35,7 +35,11 @@ const students = (n: number): StructValue[] =>
   }));
 
 /** Pages over a list, recording whether the source was released. */
-function pagesOf(list: readonly Item[], size: number, fail?: Error): { pages: ListPages; released: () => boolean; reads: () => number } {
+function pagesOf(
+  list: readonly Item[],
+  size: number,
+  fail?: Error,
+): { pages: ListPages; released: () => boolean; reads: () => number } {
   let released = false;
   let reads = 0;
   async function* generate(): AsyncGenerator<readonly Item[]> {
@@ -114,7 +118,10 @@ describe('streamed list bodies', () => {
           assert.ok((await bytesOf(streamed)).equals(whole), `${version.binding}, pages of ${size}`);
         }
         const whole = await bytesOf(httpReply(writer, list).body);
-        assert.ok((await bytesOf(httpReply(writer, pagesOf(list, size).pages).body)).equals(whole), `HTTP, pages of ${size}`);
+        assert.ok(
+          (await bytesOf(httpReply(writer, pagesOf(list, size).pages).body)).equals(whole),
+          `HTTP, pages of ${size}`,
+        );
       }
     });
   }
@@ -125,11 +132,23 @@ describe('streamed list bodies', () => {
         yield [];
       },
     });
-    assert.ok((await bytesOf(soapReply(SOAP11, writer, emptyPages()).body)).equals(await bytesOf(soapReply(SOAP11, writer, []).body)));
+    assert.ok(
+      (await bytesOf(soapReply(SOAP11, writer, emptyPages()).body)).equals(
+        await bytesOf(soapReply(SOAP11, writer, []).body),
+      ),
+    );
     assert.ok((await bytesOf(httpReply(writer, emptyPages()).body)).equals(await bytesOf(httpReply(writer, []).body)));
     const withNull: Item[] = [students(1)[0]!, null, {}];
-    assert.ok((await bytesOf(soapReply(SOAP11, writer, pagesOf(withNull, 1).pages).body)).equals(await bytesOf(soapReply(SOAP11, writer, withNull).body)));
-    assert.ok((await bytesOf(httpReply(writer, pagesOf(withNull, 2).pages).body)).equals(await bytesOf(httpReply(writer, withNull).body)));
+    assert.ok(
+      (await bytesOf(soapReply(SOAP11, writer, pagesOf(withNull, 1).pages).body)).equals(
+        await bytesOf(soapReply(SOAP11, writer, withNull).body),
+      ),
+    );
+    assert.ok(
+      (await bytesOf(httpReply(writer, pagesOf(withNull, 2).pages).body)).equals(
+        await bytesOf(httpReply(writer, withNull).body),
+      ),
+    );
   });
 
   it('release their pages on close, read or not', async () => {
@@ -150,7 +169,10 @@ describe('streamed list bodies', () => {
 });
 
 /** A streamed body of `pieces` 64 KiB pieces (endless when null), failing after `failAfter` if set. */
-function fakeBody(pieces: number | null, failAfter?: number): StreamedBody & { readonly closed: boolean; readonly served: number } {
+function fakeBody(
+  pieces: number | null,
+  failAfter?: number,
+): StreamedBody & { readonly closed: boolean; readonly served: number } {
   let served = 0;
   let closed = false;
   return {
@@ -182,7 +204,13 @@ describe('writeReply with a streamed body', () => {
     server = createServer((_req, res) => {
       const { body, extras } = next!;
       const reply: Reply = { status: 200, contentType: 'text/xml; charset=utf-8', body, invoked: true };
-      writeReply(res, reply, { requestId: 'r1', workerPid: null, closeAfter: false, onEnd: (end) => ends.push(end), ...extras });
+      writeReply(res, reply, {
+        requestId: 'r1',
+        workerPid: null,
+        closeAfter: false,
+        onEnd: (end) => ends.push(end),
+        ...extras,
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

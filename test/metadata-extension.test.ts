@@ -40,11 +40,20 @@ const expectedTypes = [
   '    <s:schema elementFormDefault="qualified" targetNamespace="http://tempuri.org/">',
   '      <s:import namespace="http://microsoft.com/wsdl/types/" />',
   ...wrapper('GetClassInfo', [str('class_id')]),
-  ...wrapper('GetClassInfoResponse', ['<s:element minOccurs="0" maxOccurs="1" name="GetClassInfoResult" type="tns:ClassInfo" />']),
+  ...wrapper('GetClassInfoResponse', [
+    '<s:element minOccurs="0" maxOccurs="1" name="GetClassInfoResult" type="tns:ClassInfo" />',
+  ]),
   ...complexType('ClassInfo', [str('id'), str('title'), str('teacher')]),
-  ...wrapper('ListClasses', [str('school_base_url'), '<s:element minOccurs="1" maxOccurs="1" name="grade" type="s1:char" />']),
-  ...wrapper('ListClassesResponse', ['<s:element minOccurs="0" maxOccurs="1" name="ListClassesResult" type="tns:ArrayOfClassInfo" />']),
-  ...complexType('ArrayOfClassInfo', ['<s:element minOccurs="0" maxOccurs="unbounded" name="ClassInfo" nillable="true" type="tns:ClassInfo" />']),
+  ...wrapper('ListClasses', [
+    str('school_base_url'),
+    '<s:element minOccurs="1" maxOccurs="1" name="grade" type="s1:char" />',
+  ]),
+  ...wrapper('ListClassesResponse', [
+    '<s:element minOccurs="0" maxOccurs="1" name="ListClassesResult" type="tns:ArrayOfClassInfo" />',
+  ]),
+  ...complexType('ArrayOfClassInfo', [
+    '<s:element minOccurs="0" maxOccurs="unbounded" name="ClassInfo" nillable="true" type="tns:ClassInfo" />',
+  ]),
   ...wrapper('GetClassTitle', [str('class_id')]),
   ...wrapper('GetClassTitleResponse', [str('GetClassTitleResult')]),
   ...wrapper('ArchiveClass', [str('class_id')]),
@@ -113,12 +122,32 @@ describe('a sixth service file in the WSDL, disco and help pages of a real serve
     for (const binding of ['Soap', 'Soap12', 'HttpGet', 'HttpPost']) {
       // SOAP 1.1 and 1.2 share one port type.
       const portType = binding === 'Soap12' ? 'Soap' : binding;
-      assert.equal(count(wsdl, `<wsdl:binding name="${CLASS_REGISTRY}${binding}" type="tns:${CLASS_REGISTRY}${portType}">`), 1, binding);
-      assert.equal(count(wsdl, `<wsdl:port name="${CLASS_REGISTRY}${binding}" binding="tns:${CLASS_REGISTRY}${binding}">`), 1, binding);
+      assert.equal(
+        count(wsdl, `<wsdl:binding name="${CLASS_REGISTRY}${binding}" type="tns:${CLASS_REGISTRY}${portType}">`),
+        1,
+        binding,
+      );
+      assert.equal(
+        count(wsdl, `<wsdl:port name="${CLASS_REGISTRY}${binding}" binding="tns:${CLASS_REGISTRY}${binding}">`),
+        1,
+        binding,
+      );
     }
-    assert.ok(wsdl.includes('<wsdl:message name="ListClassesHttpGetIn">\n    <wsdl:part name="school_base_url" type="s:string" />\n    <wsdl:part name="grade" type="s:string" />'));
-    assert.ok(wsdl.includes('<wsdl:message name="GetClassInfoHttpPostOut">\n    <wsdl:part name="Body" element="tns:ClassInfo" />'));
-    assert.ok(wsdl.includes('<wsdl:message name="ListClassesHttpGetOut">\n    <wsdl:part name="Body" element="tns:ArrayOfClassInfo" />'));
+    assert.ok(
+      wsdl.includes(
+        '<wsdl:message name="ListClassesHttpGetIn">\n    <wsdl:part name="school_base_url" type="s:string" />\n    <wsdl:part name="grade" type="s:string" />',
+      ),
+    );
+    assert.ok(
+      wsdl.includes(
+        '<wsdl:message name="GetClassInfoHttpPostOut">\n    <wsdl:part name="Body" element="tns:ClassInfo" />',
+      ),
+    );
+    assert.ok(
+      wsdl.includes(
+        '<wsdl:message name="ListClassesHttpGetOut">\n    <wsdl:part name="Body" element="tns:ArrayOfClassInfo" />',
+      ),
+    );
     assert.ok(wsdl.includes('<wsdl:message name="ArchiveClassHttpGetOut" />'));
     // Messages stay grouped: every SOAP one before the first HTTP GET one.
     assert.ok(wsdl.indexOf('name="ArchiveClassSoapOut"') < wsdl.indexOf('name="GetClassInfoHttpGetIn"'));
@@ -135,7 +164,12 @@ describe('a sixth service file in the WSDL, disco and help pages of a real serve
   it('the other service files answer their documents byte for byte as without it', async () => {
     const portOf = (server: TestServer): string => new URL(server.url).port;
     for (const service of services) {
-      for (const path of [`/${service.name}.asmx?WSDL`, `/${service.name}.asmx?disco`, `/${service.name}.asmx`, `/${service.name}.asmx?op=${service.operations[0]!.name}`]) {
+      for (const path of [
+        `/${service.name}.asmx?WSDL`,
+        `/${service.name}.asmx?disco`,
+        `/${service.name}.asmx`,
+        `/${service.name}.asmx?op=${service.operations[0]!.name}`,
+      ]) {
         const mine = (await get(added, path)).replaceAll(portOf(added), 'PORT');
         assert.equal(mine, (await get(plain, path)).replaceAll(portOf(plain), 'PORT'), path);
       }
@@ -154,36 +188,57 @@ describe('a sixth service file in the WSDL, disco and help pages of a real serve
     const page = await get(added, `/${CLASS_REGISTRY}.asmx`);
     let last = -1;
     for (const op of classRegistry) {
-      const at = page.indexOf(`<li><a href="/${CLASS_REGISTRY}.asmx?op=${op.name}">${op.name}</a><br>${op.doc.replaceAll("'", '&#39;')}</li>`);
+      const at = page.indexOf(
+        `<li><a href="/${CLASS_REGISTRY}.asmx?op=${op.name}">${op.name}</a><br>${op.doc.replaceAll("'", '&#39;')}</li>`,
+      );
       assert.ok(at > last, `${op.name} listed, in declaration order`);
       last = at;
     }
   });
 
   it('?op= pages show samples for the four bindings and the test form', async () => {
-    const field = (name: string, indent: string): string => `${indent}&lt;${name}&gt;<span class="value">string</span>&lt;/${name}&gt;`;
+    const field = (name: string, indent: string): string =>
+      `${indent}&lt;${name}&gt;<span class="value">string</span>&lt;/${name}&gt;`;
     for (const op of classRegistry) {
       const page = await get(added, `/${CLASS_REGISTRY}.asmx?op=${op.name}`);
       assert.ok(page.includes(`<h2>${op.name}</h2>`));
       for (const title of ['SOAP 1.1', 'SOAP 1.2', 'HTTP GET', 'HTTP POST']) {
-        assert.ok(page.includes(`>${title}</h3>\n<p>The following is a sample ${title} request and response.`), `${op.name}: ${title}`);
+        assert.ok(
+          page.includes(`>${title}</h3>\n<p>The following is a sample ${title} request and response.`),
+          `${op.name}: ${title}`,
+        );
       }
       assert.ok(page.includes(`SOAPAction: &quot;http://tempuri.org/${op.name}&quot;`));
-      assert.ok(page.includes(`<form method="post" action="/${CLASS_REGISTRY}.asmx/${op.name}" target="_blank">`), `${op.name}: test form`);
+      assert.ok(
+        page.includes(`<form method="post" action="/${CLASS_REGISTRY}.asmx/${op.name}" target="_blank">`),
+        `${op.name}: test form`,
+      );
     }
 
     const struct = await get(added, `/${CLASS_REGISTRY}.asmx?op=GetClassInfo`);
-    assert.ok(struct.includes(`&lt;GetClassInfoResult&gt;\n${field('id', '        ')}\n${field('title', '        ')}\n${field('teacher', '        ')}\n`));
+    assert.ok(
+      struct.includes(
+        `&lt;GetClassInfoResult&gt;\n${field('id', '        ')}\n${field('title', '        ')}\n${field('teacher', '        ')}\n`,
+      ),
+    );
     assert.ok(struct.includes(`&lt;ClassInfo xmlns=&quot;http://tempuri.org/&quot;&gt;\n${field('id', '  ')}\n`));
 
     const list = await get(added, `/${CLASS_REGISTRY}.asmx?op=ListClasses`);
     assert.ok(list.includes('&lt;grade&gt;<span class="value">char</span>&lt;/grade&gt;'));
-    assert.ok(list.includes(`GET /${CLASS_REGISTRY}.asmx/ListClasses?school_base_url=<span class="value">string</span>&amp;grade=<span class="value">string</span> HTTP/1.1`));
+    assert.ok(
+      list.includes(
+        `GET /${CLASS_REGISTRY}.asmx/ListClasses?school_base_url=<span class="value">string</span>&amp;grade=<span class="value">string</span> HTTP/1.1`,
+      ),
+    );
     assert.ok(list.includes('&lt;ArrayOfClassInfo xmlns=&quot;http://tempuri.org/&quot;&gt;\n  &lt;ClassInfo&gt;\n'));
     assert.equal(count(list, '&lt;ClassInfo&gt;'), 8, 'two items in each of four answers');
 
     const title = await get(added, `/${CLASS_REGISTRY}.asmx?op=GetClassTitle`);
-    assert.ok(title.includes('&lt;string xmlns=&quot;http://tempuri.org/&quot;&gt;<span class="value">string</span>&lt;/string&gt;</pre>'));
+    assert.ok(
+      title.includes(
+        '&lt;string xmlns=&quot;http://tempuri.org/&quot;&gt;<span class="value">string</span>&lt;/string&gt;</pre>',
+      ),
+    );
 
     const archive = await get(added, `/${CLASS_REGISTRY}.asmx?op=ArchiveClass`);
     assert.ok(archive.includes('&lt;ArchiveClassResponse xmlns=&quot;http://tempuri.org/&quot; /&gt;'));

@@ -78,7 +78,11 @@ describe('operation help page', () => {
         assert.ok(page.includes(`${soap12Head}${length}\n\n`));
         assert.ok(page.includes(`&lt;${op.name}Response xmlns=&quot;${TEMPURI}&quot;`));
         const query = op.params.map((p) => `${p.name}=<span class="value">string</span>`).join('&amp;');
-        assert.ok(page.includes(`<pre>GET ${path}/${op.name}${query ? `?${query}` : ''} HTTP/1.1\nHost: school.example:8080</pre>`));
+        assert.ok(
+          page.includes(
+            `<pre>GET ${path}/${op.name}${query ? `?${query}` : ''} HTTP/1.1\nHost: school.example:8080</pre>`,
+          ),
+        );
         const postHead = `<pre>POST ${path}/${op.name} HTTP/1.1\nHost: school.example:8080\nContent-Type: application/x-www-form-urlencoded\n`;
         assert.ok(page.includes(`${postHead}${length}\n\n${query}</pre>`));
       });
@@ -99,7 +103,11 @@ describe('operation help page', () => {
     const service = services.find((s) => s.name === 'PushNotificationMobile')!;
     const [tokenDevice, serverKey] = service.operations;
     const withString = renderOperationHelp(service, tokenDevice!, opts(service));
-    assert.ok(withString.includes('&lt;string xmlns=&quot;http://tempuri.org/&quot;&gt;<span class="value">string</span>&lt;/string&gt;</pre>'));
+    assert.ok(
+      withString.includes(
+        '&lt;string xmlns=&quot;http://tempuri.org/&quot;&gt;<span class="value">string</span>&lt;/string&gt;</pre>',
+      ),
+    );
     const withVoid = renderOperationHelp(service, serverKey!, opts(service));
     assert.equal(withVoid.split('<pre>HTTP/1.1 200 OK</pre>').length - 1, 2, 'no body for void');
     assert.ok(withVoid.includes('&lt;GetServerKeyAndSenderResponse xmlns=&quot;http://tempuri.org/&quot; /&gt;'));

@@ -97,7 +97,10 @@ describe('WSDL', () => {
     assert.notEqual(reorderRootAttributes(changedValue, DOTNET_ROOT_ORDER), rendered);
     const extra = original.replace(' targetNamespace=', ' xmlns:extra="x" targetNamespace=');
     assert.throws(() => reorderRootAttributes(extra, DOTNET_ROOT_ORDER), /unexpected root attribute/);
-    const changedBody = original.replace('minOccurs="0" maxOccurs="1" name="id"', 'maxOccurs="1" minOccurs="0" name="id"');
+    const changedBody = original.replace(
+      'minOccurs="0" maxOccurs="1" name="id"',
+      'maxOccurs="1" minOccurs="0" name="id"',
+    );
     assert.notEqual(changedBody, original);
     assert.notEqual(reorderRootAttributes(changedBody, DOTNET_ROOT_ORDER), rendered);
   });

@@ -47,7 +47,11 @@ describe('health, readiness and metrics', () => {
 
   it('/healthz and /readyz answer 200 at the root, whatever the base path', async () => {
     const server = based;
-    for (const [path, text] of [['/healthz', 'ok\n'], ['/readyz', 'ready\n'], ['/healthz?probe=1', 'ok\n']] as const) {
+    for (const [path, text] of [
+      ['/healthz', 'ok\n'],
+      ['/readyz', 'ready\n'],
+      ['/healthz?probe=1', 'ok\n'],
+    ] as const) {
       const res = await fetch(server.url + path);
       assert.equal(res.status, 200, path);
       assert.equal(await res.text(), text);
@@ -88,11 +92,17 @@ describe('health, readiness and metrics', () => {
     m.observe('S', 'Op', 'soap11', 200, 0.0005);
     m.observe('S', 'Op', 'soap11', 200, 0.003);
     m.observe('S', 'Op', 'soap11', 500, 20);
-    const buckets = m.histogramValues('h').filter((v) => v.metricName === 'h_bucket').map((v) => v.value);
+    const buckets = m
+      .histogramValues('h')
+      .filter((v) => v.metricName === 'h_bucket')
+      .map((v) => v.value);
     assert.deepEqual(buckets, [1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3]);
     assert.deepEqual(
       m.counterValues().map((v) => [v.labels['status'], v.value]),
-      [[200, 2], [500, 1]],
+      [
+        [200, 2],
+        [500, 1],
+      ],
     );
   });
 });
@@ -137,7 +147,10 @@ describe('the request log', () => {
     assert.ok(line);
     assert.equal(line['msg'], 'request');
     assert.equal(line['app'], 'student-info-service');
-    assert.deepEqual([line['service'], line['operation'], line['binding'], line['status'], line['method']], ['PushNotificationMobile', 'GetTokenDevice', 'httpget', 200, 'GET']);
+    assert.deepEqual(
+      [line['service'], line['operation'], line['binding'], line['status'], line['method']],
+      ['PushNotificationMobile', 'GetTokenDevice', 'httpget', 200, 'GET'],
+    );
     assert.equal(typeof line['ms'], 'number');
   });
 
@@ -150,7 +163,12 @@ describe('the request log', () => {
     await fetch(`${server.url}/AuthCodeSending.asmx/AuthCode?code=${CODE}&phone=${PHONE}`);
     await fetch(`${server.url}/AuthCodeSending.asmx/AuthCode/${PHONE}?code=${CODE}`);
     await fetch(`${server.url}/sms/${PHONE}/send?phone=%2B${PHONE}&${CODE}`);
-    await rawRequest(server.url, { method: 'GET', path: `/x/${PHONE.split('').map((c) => `%3${c}`).join('')}` });
+    await rawRequest(server.url, {
+      method: 'GET',
+      path: `/x/${PHONE.split('')
+        .map((c) => `%3${c}`)
+        .join('')}`,
+    });
     const text = log.raw.slice(before).join('');
     assert.equal(log.lines.filter((l) => l['msg'] === 'request').length >= 8, true);
     assert.ok(!text.includes(PHONE) && !text.includes(CODE) && !text.includes('%35%30%31'), text);
@@ -164,7 +182,10 @@ describe('the request log', () => {
   });
 
   it('errors keep their causes, and lose the fields where drivers echo values', () => {
-    const cause = Object.assign(new Error('duplicate key value violates unique constraint "auth_codes_pkey"'), { code: '23505', detail: `Key (phone)=(${PHONE}) already exists.` });
+    const cause = Object.assign(new Error('duplicate key value violates unique constraint "auth_codes_pkey"'), {
+      code: '23505',
+      detail: `Key (phone)=(${PHONE}) already exists.`,
+    });
     const out = errSerializer(new Error('insert failed', { cause })) as unknown as Record<string, unknown>;
     assert.match(String(out['message']), /insert failed: duplicate key/);
     assert.match(String(out['stack']), /caused by: Error: duplicate key/);
@@ -175,8 +196,19 @@ describe('the request log', () => {
   });
 
   it('a terminal gets readable lines, errors with their stack', () => {
-    const line = JSON.stringify({ level: 50, time: '2026-01-02T03:04:05.678Z', app: 'x', msg: 'operation failed', requestId: 'a-1', status: 500, err: { message: 'boom', stack: 'Error: boom\n    at f' } });
-    assert.equal(formatLine(line, false), '03:04:05.678 ERROR operation failed requestId=a-1 status=500\n  Error: boom\n      at f\n');
+    const line = JSON.stringify({
+      level: 50,
+      time: '2026-01-02T03:04:05.678Z',
+      app: 'x',
+      msg: 'operation failed',
+      requestId: 'a-1',
+      status: 500,
+      err: { message: 'boom', stack: 'Error: boom\n    at f' },
+    });
+    assert.equal(
+      formatLine(line, false),
+      '03:04:05.678 ERROR operation failed requestId=a-1 status=500\n  Error: boom\n      at f\n',
+    );
     assert.equal(formatLine('not json', false), 'not json\n');
   });
 });

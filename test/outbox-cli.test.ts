@@ -14,7 +14,10 @@ after(() => cleanupTargets());
 async function outbox(args: readonly string[], url: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const output: CommandOutput = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } };
+  const output: CommandOutput = {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  };
   const code = await createOutboxCommand(output).run(args, { SIS_DATABASE_URL: url });
   return { code, stdout, stderr };
 }
@@ -29,7 +32,13 @@ for (const target of storeTargets) {
       const store = await openStore(db.url);
       try {
         for (const [i, code] of ['SECRET-A', 'SECRET-B', 'SECRET-C'].entries()) {
-          await store.acceptAuthCode({ code, phone: `+1555030000${i}`, at: T0, message: `Your code is ${code}`, maxPerHour: 0 });
+          await store.acceptAuthCode({
+            code,
+            phone: `+1555030000${i}`,
+            at: T0,
+            message: `Your code is ${code}`,
+            maxPerHour: 0,
+          });
         }
         const [a, b] = await store.claimOutbox('w', T0, 1000, 2);
         await store.finishOutbox(a!.id, 'w', { state: 'delivered', at: new Date(T0.getTime() + 500) });
@@ -49,16 +58,28 @@ for (const target of storeTargets) {
       );
       assert.doesNotMatch(listed.stdout, /SECRET|555030/);
       assert.equal((await outbox(['list', '--state', 'failed'], db.url)).stdout.split('\n')[1]!.split('\t')[0], '2');
-      assert.equal((await outbox(['list', '--limit', '1'], db.url)).stdout.split('\n').length, 3, 'the header, one line and the last newline');
+      assert.equal(
+        (await outbox(['list', '--limit', '1'], db.url)).stdout.split('\n').length,
+        3,
+        'the header, one line and the last newline',
+      );
       const kept = 'outbox_kept\t3\noutbox_pruned\t0\nauth_codes_kept\t3\nauth_codes_pruned\t0\n';
-      assert.deepEqual(await outbox(['stats'], db.url), { code: 0, stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}`, stderr: '' });
+      assert.deepEqual(await outbox(['stats'], db.url), {
+        code: 0,
+        stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}`,
+        stderr: '',
+      });
 
       assert.deepEqual(await outbox(['retry', '1', '3'], db.url), {
         code: 0,
         stdout: '0 of 2 messages pending again (only failed messages are retried)\n',
         stderr: '',
       });
-      assert.deepEqual(await outbox(['retry', '--failed'], db.url), { code: 0, stdout: '1 message pending again\n', stderr: '' });
+      assert.deepEqual(await outbox(['retry', '--failed'], db.url), {
+        code: 0,
+        stdout: '1 message pending again\n',
+        stderr: '',
+      });
       assert.deepEqual((await outbox(['stats'], db.url)).stdout, `pending\t2\ndelivered\t1\nfailed\t0\n${kept}`);
       assert.match((await outbox(['list', '--state', 'pending'], db.url)).stdout, /\n2\tpending\t0\t/);
     });

@@ -59,7 +59,10 @@ for (const target of storeTargets) {
             ['c2', 1],
           ],
         );
-        assert.deepEqual((await store.claimOutbox('w2', at(10), 1000, 10)).map((m) => m.code), ['c3']);
+        assert.deepEqual(
+          (await store.claimOutbox('w2', at(10), 1000, 10)).map((m) => m.code),
+          ['c3'],
+        );
         assert.deepEqual(await store.claimOutbox('w3', at(20), 1000, 10), [], 'every message is leased');
         assert.deepEqual(await store.claimOutbox('w3', at(-1), 1000, 10), [], 'nothing is due before its time');
 
@@ -79,21 +82,42 @@ for (const target of storeTargets) {
         await store.finishOutbox(c1, 'w3', { state: 'delivered', at: at(1600) });
         const delivered = await store.listOutbox({ state: 'delivered' });
         // Delivered: the code and text are erased at once (retention.test.ts has the rest).
-        assert.deepEqual(delivered.map((m) => [m.id, m.code, m.message, m.deliveredAt?.getTime()]), [[c1, '', '', at(1600).getTime()]]);
+        assert.deepEqual(
+          delivered.map((m) => [m.id, m.code, m.message, m.deliveredAt?.getTime()]),
+          [[c1, '', '', at(1600).getTime()]],
+        );
 
         // Back-off: pending again, due later; released at once.
-        await store.finishOutbox(again[1]!.id, 'w3', { state: 'pending', nextAttemptAt: at(5000), error: 'gateway answered 503' });
+        await store.finishOutbox(again[1]!.id, 'w3', {
+          state: 'pending',
+          nextAttemptAt: at(5000),
+          error: 'gateway answered 503',
+        });
         await store.finishOutbox(again[2]!.id, 'w3', { state: 'failed', error: 'gateway answered 400' });
         assert.deepEqual(await store.claimOutbox('w4', at(4999), 1000, 10), []);
         const due = await store.claimOutbox('w4', at(5000), 1000, 10);
-        assert.deepEqual(due.map((m) => [m.code, m.attempts, m.lastError]), [['c2', 3, 'gateway answered 503']]);
+        assert.deepEqual(
+          due.map((m) => [m.code, m.attempts, m.lastError]),
+          [['c2', 3, 'gateway answered 503']],
+        );
         assert.deepEqual(await store.outboxCounts(), { pending: 1, delivered: 1, failed: 1 });
 
         const failed = await store.listOutbox({ state: 'failed' });
-        assert.deepEqual(failed.map((m) => [m.code, m.lastError]), [['c3', 'gateway answered 400']]);
-        assert.equal(await store.retryOutbox([c1, failed[0]!.id, 999], at(6000)), 1, 'only failed messages are retried');
+        assert.deepEqual(
+          failed.map((m) => [m.code, m.lastError]),
+          [['c3', 'gateway answered 400']],
+        );
+        assert.equal(
+          await store.retryOutbox([c1, failed[0]!.id, 999], at(6000)),
+          1,
+          'only failed messages are retried',
+        );
         const retried = await store.claimOutbox('w5', at(6000), 1000, 10);
-        assert.deepEqual(retried.map((m) => [m.code, m.attempts]), [['c3', 1]], 'a full round of attempts again');
+        assert.deepEqual(
+          retried.map((m) => [m.code, m.attempts]),
+          [['c3', 1]],
+          'a full round of attempts again',
+        );
         assert.equal(await store.retryOutbox('failed', at(7000)), 0);
       });
     });
@@ -101,7 +125,12 @@ for (const target of storeTargets) {
     test('the worker signs and delivers; a gateway answering 500 is retried until it answers 200', async () => {
       await withFreshStore(target, async (store) => {
         const gateway = await startSmsGateway(SECRET, (n) => (n < 2 ? 500 : 200));
-        const worker = new OutboxWorker(store, createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }), silent, FAST);
+        const worker = new OutboxWorker(
+          store,
+          createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }),
+          silent,
+          FAST,
+        );
         try {
           await accept(store, '+15550002222', 'retry-me', new Date());
           worker.start();
@@ -110,7 +139,10 @@ for (const target of storeTargets) {
             gateway.received.map((r) => r.status),
             [500, 500, 200],
           );
-          assert.ok(gateway.received.every((r) => r.signed), 'every request carries a valid X-Signature-256');
+          assert.ok(
+            gateway.received.every((r) => r.signed),
+            'every request carries a valid X-Signature-256',
+          );
           assert.equal(sms!.contentType, 'application/json');
           assert.deepEqual([sms!.phone, sms!.code, sms!.message], ['+15550002222', 'retry-me', 'code retry-me']);
           const message = await eventually(async () => (await store.listOutbox({ state: 'delivered' }))[0]);
@@ -128,7 +160,12 @@ for (const target of storeTargets) {
       await withFreshStore(target, async (store) => {
         let down = true;
         const gateway = await startSmsGateway(SECRET, () => (down ? 500 : 200));
-        const worker = new OutboxWorker(store, createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }), silent, FAST);
+        const worker = new OutboxWorker(
+          store,
+          createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }),
+          silent,
+          FAST,
+        );
         try {
           await accept(store, '+15550003333', 'never', new Date());
           worker.start();
@@ -173,5 +210,8 @@ for (const target of storeTargets) {
 
 test('signature(): sha256= and the hex HMAC of the raw body', () => {
   // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
-  assert.equal(signature('Jefe', 'what do ya want for nothing?'), 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+  assert.equal(
+    signature('Jefe', 'what do ya want for nothing?'),
+    'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+  );
 });

@@ -43,7 +43,11 @@ const start = (databaseUrl: string, webhook: string, extra: Record<string, strin
 function outbox(file: string): { code: string; state: string; attempts: number }[] {
   const db = new BetterSqlite3(file, { readonly: true });
   try {
-    return db.prepare('select code, state, attempts from outbox order by id').all() as { code: string; state: string; attempts: number }[];
+    return db.prepare('select code, state, attempts from outbox order by id').all() as {
+      code: string;
+      state: string;
+      attempts: number;
+    }[];
   } finally {
     db.close();
   }
@@ -80,36 +84,55 @@ describe('outbox across processes', () => {
       assert.equal(await stopServe(up), 0);
       await gateway.close();
     }
-    for (const line of [...down.lines, ...up.lines]) assert.ok(!line.includes('SURVIVOR-1') && !line.includes('0100999'), `no code or phone in: ${line}`);
+    for (const line of [...down.lines, ...up.lines])
+      assert.ok(!line.includes('SURVIVOR-1') && !line.includes('0100999'), `no code or phone in: ${line}`);
   });
 
-  test('two instances on one PostgreSQL schema deliver each of N codes exactly once', { skip: POSTGRES_SKIP ?? undefined, timeout: 60_000 }, async (t) => {
-    // Every fifth request fails: those messages are retried, by whichever instance claims them next.
-    const gateway = await startSmsGateway(SECRET, (n) => (n % 5 === 4 ? 500 : 200));
-    const { url } = newSchema('outbox');
-    const [a, b] = await Promise.all([start(url, gateway.url), start(url, gateway.url)]);
-    const N = 40;
-    const codes = Array.from({ length: N }, (_, i) => `multi-${i}`);
-    try {
-      const answers = await Promise.all(
-        codes.map(async (code, i) => (await soap.call((i % 2 === 0 ? a : b).url, AuthCode, { code, phone: `+1555020${String(i).padStart(4, '0')}` })).res.status),
-      );
-      assert.deepEqual(new Set(answers), new Set([200]));
-      const delivered = await gateway.delivered(N, 30_000);
-      // Give a duplicate, were there one, the time to arrive.
-      await new Promise((r) => setTimeout(r, 500));
-      const ok = gateway.received.filter((r) => r.status === 200);
-      assert.equal(ok.length, N, 'no code delivered twice');
-      assert.deepEqual(delivered.map((r) => r.code).sort(), [...codes].sort());
-      assert.ok(gateway.received.every((r) => r.signed), 'every request signed with the secret');
-      assert.ok(gateway.received.some((r) => r.status === 500), 'some attempts failed and were retried');
-      const workers = [a, b].map((i) => i.lines.filter((l) => l.includes('"outbox: delivered"')).length);
-      assert.equal(workers[0]! + workers[1]!, N);
-      t.diagnostic(`delivered by instance a: ${workers[0]}, b: ${workers[1]}`);
-    } finally {
-      const codesOut = await Promise.all([stopServe(a), stopServe(b)]);
-      await gateway.close();
-      assert.deepEqual(codesOut, [0, 0]);
-    }
-  });
+  test(
+    'two instances on one PostgreSQL schema deliver each of N codes exactly once',
+    { skip: POSTGRES_SKIP ?? undefined, timeout: 60_000 },
+    async (t) => {
+      // Every fifth request fails: those messages are retried, by whichever instance claims them next.
+      const gateway = await startSmsGateway(SECRET, (n) => (n % 5 === 4 ? 500 : 200));
+      const { url } = newSchema('outbox');
+      const [a, b] = await Promise.all([start(url, gateway.url), start(url, gateway.url)]);
+      const N = 40;
+      const codes = Array.from({ length: N }, (_, i) => `multi-${i}`);
+      try {
+        const answers = await Promise.all(
+          codes.map(
+            async (code, i) =>
+              (
+                await soap.call((i % 2 === 0 ? a : b).url, AuthCode, {
+                  code,
+                  phone: `+1555020${String(i).padStart(4, '0')}`,
+                })
+              ).res.status,
+          ),
+        );
+        assert.deepEqual(new Set(answers), new Set([200]));
+        const delivered = await gateway.delivered(N, 30_000);
+        // Give a duplicate, were there one, the time to arrive.
+        await new Promise((r) => setTimeout(r, 500));
+        const ok = gateway.received.filter((r) => r.status === 200);
+        assert.equal(ok.length, N, 'no code delivered twice');
+        assert.deepEqual(delivered.map((r) => r.code).sort(), [...codes].sort());
+        assert.ok(
+          gateway.received.every((r) => r.signed),
+          'every request signed with the secret',
+        );
+        assert.ok(
+          gateway.received.some((r) => r.status === 500),
+          'some attempts failed and were retried',
+        );
+        const workers = [a, b].map((i) => i.lines.filter((l) => l.includes('"outbox: delivered"')).length);
+        assert.equal(workers[0]! + workers[1]!, N);
+        t.diagnostic(`delivered by instance a: ${workers[0]}, b: ${workers[1]}`);
+      } finally {
+        const codesOut = await Promise.all([stopServe(a), stopServe(b)]);
+        await gateway.close();
+        assert.deepEqual(codesOut, [0, 0]);
+      }
+    },
+  );
 });

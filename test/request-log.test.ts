@@ -30,12 +30,21 @@ interface Started {
 }
 
 /** `sis serve` with stdout a file (opened here, as a supervisor would) and demo data. */
-async function serveToFile(name: string, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Started> {
+async function serveToFile(
+  name: string,
+  extra: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<Started> {
   const logFile = join(dir, `${name}.log`);
   const fd = openSync(logFile, 'w');
   const port = Number(extra['PORT'] ?? (await freePort()));
   const child = spawn(process.execPath, [...nodeArgs, CLI_MAIN, 'serve'], {
-    env: childEnv(`sqlite:${join(dir, `${name}.db`)}`, { PORT: String(port), HOST: '127.0.0.1', SIS_SHUTDOWN_GRACE_MS: '200', ...extra }),
+    env: childEnv(`sqlite:${join(dir, `${name}.db`)}`, {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SIS_SHUTDOWN_GRACE_MS: '200',
+      ...extra,
+    }),
     stdio: ['ignore', fd, 'ignore'],
   });
   closeSync(fd);
@@ -44,7 +53,14 @@ async function serveToFile(name: string, extra: Record<string, string> = {}, nod
 }
 
 async function waitListening(s: Started): Promise<void> {
-  await eventually(() => assert.ok(lines(s.logFile).some((l) => l['msg'] === 'listening'), 'listening'), 15_000);
+  await eventually(
+    () =>
+      assert.ok(
+        lines(s.logFile).some((l) => l['msg'] === 'listening'),
+        'listening',
+      ),
+    15_000,
+  );
 }
 
 function lines(file: string): Record<string, unknown>[] {
@@ -118,7 +134,10 @@ describe('the request log written to a file', () => {
   it('an uncaught exception: the lines before it and a fatal line naming it are written, exit 1', async () => {
     // A preloaded module throws outside any handler of ours when told to (SIGUSR2).
     const preload = join(dir, 'throw-on-usr2.mjs');
-    writeFileSync(preload, "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('test-uncaught-boom'); }));\n");
+    writeFileSync(
+      preload,
+      "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('test-uncaught-boom'); }));\n",
+    );
     const s = await serveToFile('uncaught', {}, ['--import', preload]);
     await waitListening(s);
     const agent = new Agent({ keepAlive: true });
@@ -139,7 +158,10 @@ describe('the request log written to a file', () => {
     try {
       const s = await serveToFile('port-taken', { PORT: String(port) });
       assert.notEqual(await s.exited, 0);
-      assert.ok(lines(s.logFile).some((l) => l['level'] === 60), readFileSync(s.logFile, 'utf8'));
+      assert.ok(
+        lines(s.logFile).some((l) => l['level'] === 60),
+        readFileSync(s.logFile, 'utf8'),
+      );
     } finally {
       blocker.close();
     }
@@ -166,22 +188,38 @@ describe('SIS_LOG_SUCCESS_SAMPLE', () => {
       const logged: Record<string, unknown>[] = [];
       const stream = new Writable({
         write(chunk: Buffer, _enc, done) {
-          for (const l of chunk.toString().split('\n')) if (l !== '') logged.push(JSON.parse(l) as Record<string, unknown>);
+          for (const l of chunk.toString().split('\n'))
+            if (l !== '') logged.push(JSON.parse(l) as Record<string, unknown>);
           done();
         },
       });
-      const server = await startTestServer({ env: { LOG_LEVEL: 'info', SIS_LOG_SUCCESS_SAMPLE: sample }, logDestination: stream });
+      const server = await startTestServer({
+        env: { LOG_LEVEL: 'info', SIS_LOG_SUCCESS_SAMPLE: sample },
+        logDestination: stream,
+      });
       try {
         for (let i = 0; i < 20; i++) assert.equal((await fetch(`${server.url}${TOKEN_PATH}`)).status, 200);
         assert.equal((await fetch(`${server.url}/Nope.asmx`)).status, 404);
         assert.equal((await fetch(`${server.url}/PushNotificationMobile.asmx/Nope`)).status, 500);
-        assert.equal((await fetch(`${server.url}/PushNotificationMobile.asmx`, { method: 'POST', body: '<not-xml', headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' } })).status, 400);
+        assert.equal(
+          (
+            await fetch(`${server.url}/PushNotificationMobile.asmx`, {
+              method: 'POST',
+              body: '<not-xml',
+              headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
+            })
+          ).status,
+          400,
+        );
       } finally {
         await server.close();
       }
       const requests = logged.filter((l) => l['msg'] === 'request');
       assert.equal(requests.filter((l) => l['status'] === 200).length, expected);
-      assert.deepEqual(requests.filter((l) => l['status'] !== 200).map((l) => l['status']), [404, 500, 400]);
+      assert.deepEqual(
+        requests.filter((l) => l['status'] !== 200).map((l) => l['status']),
+        [404, 500, 400],
+      );
     });
   }
 });

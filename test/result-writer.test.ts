@@ -32,11 +32,17 @@ describe('result writer', () => {
       text(writer.soapBody(list)),
       `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult><StudentInfo><id_student>20</id_student><fullName>Before Null</fullName></StudentInfo><StudentInfo xsi:nil="true" /><StudentInfo /></GetStudentSchoolResult></GetStudentSchoolResponse>`,
     );
-    assert.match(text(writer.httpDocument(list)), /\n {2}<StudentInfo xsi:nil="true" \/>\n {2}<StudentInfo \/>\n<\/ArrayOfStudentInfo>$/);
+    assert.match(
+      text(writer.httpDocument(list)),
+      /\n {2}<StudentInfo xsi:nil="true" \/>\n {2}<StudentInfo \/>\n<\/ArrayOfStudentInfo>$/,
+    );
   });
 
   it('writes a large list in pieces with the same bytes as one string would', () => {
-    const big: StructValue[] = Array.from({ length: 5000 }, (_, i) => ({ id_student: String(i), fullName: `Zoë <${i}> & 😀` }));
+    const big: StructValue[] = Array.from({ length: 5000 }, (_, i) => ({
+      id_student: String(i),
+      fullName: `Zoë <${i}> & 😀`,
+    }));
     const small = big.slice(0, 10);
     const soap = writer.soapBody(big);
     assert.ok(Array.isArray(soap), 'large lists are chunked');

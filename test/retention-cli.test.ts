@@ -24,10 +24,17 @@ interface Outcome {
   readonly stderr: string;
 }
 
-async function run(command: 'prune' | 'outbox', args: readonly string[], env: Record<string, string>): Promise<Outcome> {
+async function run(
+  command: 'prune' | 'outbox',
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<Outcome> {
   let stdout = '';
   let stderr = '';
-  const output: CommandOutput = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } };
+  const output: CommandOutput = {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  };
   const code = await (command === 'prune' ? createPruneCommand(output) : createOutboxCommand(output)).run(args, env);
   return { code, stdout, stderr };
 }
@@ -45,18 +52,39 @@ function problems(env: Record<string, string>): readonly string[] {
 describe('retention settings', () => {
   test('30 days by default, 0 keeps forever; a code retention under the hourly window is refused while the limit is on', () => {
     assert.deepEqual(loadConfig({}).retention, { authCodesMs: 30 * DAY, outboxMs: 30 * DAY });
-    assert.deepEqual(loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '0', SIS_OUTBOX_RETENTION_MS: '0' }).retention, { authCodesMs: 0, outboxMs: 0 });
-    assert.equal(loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '3600000' }).retention.authCodesMs, 3_600_000, 'exactly the hour is enough');
+    assert.deepEqual(loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '0', SIS_OUTBOX_RETENTION_MS: '0' }).retention, {
+      authCodesMs: 0,
+      outboxMs: 0,
+    });
+    assert.equal(
+      loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '3600000' }).retention.authCodesMs,
+      3_600_000,
+      'exactly the hour is enough',
+    );
     assert.deepEqual(problems({ SIS_AUTH_CODE_RETENTION_MS: '600000' }), [
       'SIS_AUTH_CODE_RETENTION_MS=600000: expected at least 3600000 (one hour) while SIS_AUTH_CODES_PER_HOUR is on, or the hourly limit would forget codes it must count; use 0 to keep codes forever, or set SIS_AUTH_CODES_PER_HOUR=0',
     ]);
-    assert.equal(loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '600000', SIS_AUTH_CODES_PER_HOUR: '0' }).retention.authCodesMs, 600_000, 'no limit, no floor');
-    assert.deepEqual(problems({ SIS_OUTBOX_RETENTION_MS: '30d' }), ['SIS_OUTBOX_RETENTION_MS="30d": expected a whole number from 0 to 315360000000']);
+    assert.equal(
+      loadConfig({ SIS_AUTH_CODE_RETENTION_MS: '600000', SIS_AUTH_CODES_PER_HOUR: '0' }).retention.authCodesMs,
+      600_000,
+      'no limit, no floor',
+    );
+    assert.deepEqual(problems({ SIS_OUTBOX_RETENTION_MS: '30d' }), [
+      'SIS_OUTBOX_RETENTION_MS="30d": expected a whole number from 0 to 315360000000',
+    ]);
   });
 
   test('durations for --older-than', () => {
-    assert.deepEqual(['30d', '12h', '90m', '90s', '500ms', '0s'].map(parseDuration), [30 * DAY, 12 * 3_600_000, 90 * 60_000, 90_000, 500, 0]);
-    for (const bad of ['30', '1w', '-1d', '30 d', 'd', '1.5h', '36501d', '']) assert.equal(parseDuration(bad), null, bad);
+    assert.deepEqual(['30d', '12h', '90m', '90s', '500ms', '0s'].map(parseDuration), [
+      30 * DAY,
+      12 * 3_600_000,
+      90 * 60_000,
+      90_000,
+      500,
+      0,
+    ]);
+    for (const bad of ['30', '1w', '-1d', '30 d', 'd', '1.5h', '36501d', ''])
+      assert.equal(parseDuration(bad), null, bad);
   });
 });
 
@@ -92,22 +120,36 @@ for (const target of storeTargets) {
 
       // Everything but pending messages, and the codes of the last hour (the limit counts them).
       const all = await run('prune', ['--older-than', '0s'], env);
-      assert.match(all.stdout, /^auth_codes\t10 removed\t\(created before \S+; the last hour kept: SIS_AUTH_CODES_PER_HOUR counts it\)\noutbox\t4 removed\t/);
+      assert.match(
+        all.stdout,
+        /^auth_codes\t10 removed\t\(created before \S+; the last hour kept: SIS_AUTH_CODES_PER_HOUR counts it\)\noutbox\t4 removed\t/,
+      );
       assert.deepEqual(await run('outbox', ['stats'], env), {
         code: 0,
-        stdout: 'pending\t5\ndelivered\t0\nfailed\t0\noutbox_kept\t5\noutbox_pruned\t24\nauth_codes_kept\t3\nauth_codes_pruned\t50\n',
+        stdout:
+          'pending\t5\ndelivered\t0\nfailed\t0\noutbox_kept\t5\noutbox_pruned\t24\nauth_codes_kept\t3\nauth_codes_pruned\t50\n',
         stderr: '',
       });
-      const off = await run('prune', ['--older-than=0s'], { ...env, SIS_AUTH_CODES_PER_HOUR: '0', SIS_OUTBOX_RETENTION_MS: '0' });
+      const off = await run('prune', ['--older-than=0s'], {
+        ...env,
+        SIS_AUTH_CODES_PER_HOUR: '0',
+        SIS_OUTBOX_RETENTION_MS: '0',
+      });
       assert.match(off.stdout, /^auth_codes\t3 removed\t[^;]*\)\noutbox\t0 removed/);
-      assert.match((await run('prune', [], { ...env, SIS_AUTH_CODE_RETENTION_MS: '0', SIS_OUTBOX_RETENTION_MS: '0' })).stdout, /^auth_codes\tkept forever \(SIS_AUTH_CODE_RETENTION_MS=0\)\noutbox\tkept forever \(SIS_OUTBOX_RETENTION_MS=0\)\n$/);
+      assert.match(
+        (await run('prune', [], { ...env, SIS_AUTH_CODE_RETENTION_MS: '0', SIS_OUTBOX_RETENTION_MS: '0' })).stdout,
+        /^auth_codes\tkept forever \(SIS_AUTH_CODE_RETENTION_MS=0\)\noutbox\tkept forever \(SIS_OUTBOX_RETENTION_MS=0\)\n$/,
+      );
     });
 
     test('usage errors exit 2, a wrong setting or an unmigrated database 1', async () => {
       const db = await target.fresh();
       const env = { SIS_DATABASE_URL: db.url };
       for (const [args, message] of [
-        [['--older-than', '30'], '--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not "30"'],
+        [
+          ['--older-than', '30'],
+          '--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not "30"',
+        ],
         [['--older-than'], '--older-than needs a value'],
         [['--dry-run=yes'], '--dry-run takes no value'],
         [['now'], 'unexpected argument "now"'],
@@ -119,7 +161,10 @@ for (const target of storeTargets) {
       }
       const refused = await run('prune', [], { ...env, SIS_AUTH_CODE_RETENTION_MS: '60000' });
       assert.equal(refused.code, 1);
-      assert.match(refused.stderr, /^sis prune: Invalid configuration:\n {2}- SIS_AUTH_CODE_RETENTION_MS=60000: expected at least 3600000/);
+      assert.match(
+        refused.stderr,
+        /^sis prune: Invalid configuration:\n {2}- SIS_AUTH_CODE_RETENTION_MS=60000: expected at least 3600000/,
+      );
       const unmigrated = await run('prune', [], env);
       assert.equal(unmigrated.code, 1);
       assert.match(unmigrated.stderr, /run `sis migrate` \(or start the service\) first\n$/);

@@ -27,7 +27,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** Which of the database's files (main, -wal, -shm) hold `text` in their bytes. */
 function filesHolding(file: string, text: string): string[] {
   const needle = Buffer.from(text, 'utf8');
-  return [file, `${file}-wal`, `${file}-shm`].filter((f) => existsSync(f) && readFileSync(f).includes(needle)).map((f) => f.slice(file.length) || 'db');
+  return [file, `${file}-wal`, `${file}-shm`]
+    .filter((f) => existsSync(f) && readFileSync(f).includes(needle))
+    .map((f) => f.slice(file.length) || 'db');
 }
 
 /** A TRUNCATE checkpoint from a connection of our own: the log copied into the file and emptied. */
@@ -62,7 +64,11 @@ test('delivered SMS texts, then pruned codes and phones, are gone from the SQLit
     await eventually(() => {
       const db = new BetterSqlite3(file, { readonly: true });
       try {
-        const row = db.prepare('select state, code, message from outbox').get() as { state: string; code: string; message: string };
+        const row = db.prepare('select state, code, message from outbox').get() as {
+          state: string;
+          code: string;
+          message: string;
+        };
         return row.state === 'delivered' ? row : undefined;
       } finally {
         db.close();
@@ -70,7 +76,11 @@ test('delivered SMS texts, then pruned codes and phones, are gone from the SQLit
     });
     await checkpoint(file);
     assert.deepEqual(filesHolding(file, text), [], 'no SMS text left');
-    assert.deepEqual(filesHolding(file, code), ['db'], 'the code itself is still in auth_codes (and the search finds it)');
+    assert.deepEqual(
+      filesHolding(file, code),
+      ['db'],
+      'the code itself is still in auth_codes (and the search finds it)',
+    );
     assert.deepEqual(filesHolding(file, '+15550177642'), ['db'], 'and the phone with it');
 
     let out = '';

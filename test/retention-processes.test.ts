@@ -57,41 +57,64 @@ for (const target of storeTargets) {
         ]) {
           assert.ok(metrics.includes(`\n${line}\n`), line);
         }
-        assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 3, 'pending messages stay, however old');
-        assert.equal(await count(db, "select count(*) as n from outbox where message <> ''"), 3, 'only the pending ones hold a text');
+        assert.equal(
+          await count(db, "select count(*) as n from outbox where state = 'pending'"),
+          3,
+          'pending messages stay, however old',
+        );
+        assert.equal(
+          await count(db, "select count(*) as n from outbox where message <> ''"),
+          3,
+          'only the pending ones hold a text',
+        );
         // The log is buffered (up to half a second): wait for the line rather than expect it already.
         const logged = await eventually(() => service.logs.find((l) => l['msg'] === 'retention: old rows pruned'));
         assert.deepEqual([logged?.['authCodes'], logged?.['outbox'], logged?.['erased']], [30, 10, 2]);
       } finally {
         assert.equal(await stopServe(service), 0);
       }
-      for (const line of service.lines) assert.ok(!/old-\d|legacy-\d|1555\d{5}/.test(line), `no code or phone in: ${line}`);
+      for (const line of service.lines)
+        assert.ok(!/old-\d|legacy-\d|1555\d{5}/.test(line), `no code or phone in: ${line}`);
     });
 
-    test('two sis prune processes at once share the backlog: each row removed once, both finish', { timeout: 60_000 }, async (t) => {
-      const db = await migrated(target);
-      const old = new Date(Date.now() - 40 * DAY);
-      await seedCodes(target, db, 20_000, old, 'old');
-      await seedMessages(target, db, 5_000, old, 'failed', 'old');
-      await seedMessages(target, db, 300, old, 'pending', 'waiting');
-      const run = (): Promise<{ code: number | null; out: string }> =>
-        new Promise((resolve) => {
-          const child = spawn(process.execPath, [CLI_MAIN, 'prune'], { env: childEnv(db.url), stdio: ['ignore', 'pipe', 'pipe'] });
-          let out = '';
-          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-          child.once('exit', (code) => resolve({ code, out }));
-        });
-      const results = await Promise.all([run(), run()]);
-      assert.deepEqual(results.map((r) => r.code), [0, 0], results.map((r) => r.out).join('\n'));
-      const removed = (table: string): number[] => results.map((r) => Number(new RegExp(`^${table}\\t(\\d+) removed`, 'm').exec(r.out)?.[1]));
-      assert.equal(removed('auth_codes')[0]! + removed('auth_codes')[1]!, 20_000, 'no code removed twice, none left');
-      assert.equal(removed('outbox')[0]! + removed('outbox')[1]!, 5_000);
-      assert.deepEqual([await pruned(db, 'auth_codes'), await pruned(db, 'outbox')], [20_000, 5_000]);
-      assert.equal(await count(db, 'select count(*) as n from auth_codes'), 0);
-      assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 300);
-      t.diagnostic(`codes removed by each: ${removed('auth_codes').join(' + ')}; messages: ${removed('outbox').join(' + ')}`);
-    });
+    test(
+      'two sis prune processes at once share the backlog: each row removed once, both finish',
+      { timeout: 60_000 },
+      async (t) => {
+        const db = await migrated(target);
+        const old = new Date(Date.now() - 40 * DAY);
+        await seedCodes(target, db, 20_000, old, 'old');
+        await seedMessages(target, db, 5_000, old, 'failed', 'old');
+        await seedMessages(target, db, 300, old, 'pending', 'waiting');
+        const run = (): Promise<{ code: number | null; out: string }> =>
+          new Promise((resolve) => {
+            const child = spawn(process.execPath, [CLI_MAIN, 'prune'], {
+              env: childEnv(db.url),
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            let out = '';
+            child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+            child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+            child.once('exit', (code) => resolve({ code, out }));
+          });
+        const results = await Promise.all([run(), run()]);
+        assert.deepEqual(
+          results.map((r) => r.code),
+          [0, 0],
+          results.map((r) => r.out).join('\n'),
+        );
+        const removed = (table: string): number[] =>
+          results.map((r) => Number(new RegExp(`^${table}\\t(\\d+) removed`, 'm').exec(r.out)?.[1]));
+        assert.equal(removed('auth_codes')[0]! + removed('auth_codes')[1]!, 20_000, 'no code removed twice, none left');
+        assert.equal(removed('outbox')[0]! + removed('outbox')[1]!, 5_000);
+        assert.deepEqual([await pruned(db, 'auth_codes'), await pruned(db, 'outbox')], [20_000, 5_000]);
+        assert.equal(await count(db, 'select count(*) as n from auth_codes'), 0);
+        assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 300);
+        t.diagnostic(
+          `codes removed by each: ${removed('auth_codes').join(' + ')}; messages: ${removed('outbox').join(' + ')}`,
+        );
+      },
+    );
 
     test('a SIGKILL in the middle of sis prune loses nothing that had to be kept', { timeout: 60_000 }, async () => {
       const db = await migrated(target);
@@ -102,8 +125,14 @@ for (const target of storeTargets) {
       await seedMessages(target, db, 500, old, 'pending', 'waiting');
       // 500 rows a batch and at least 10 ms between batches: about a second of work at least, killed once it has begun.
       const child = spawn(process.execPath, [CLI_MAIN, 'prune'], { env: childEnv(db.url), stdio: 'ignore' });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
-      await eventually(async () => ((await pruned(db, 'auth_codes')) > 0 ? true : undefined), 20_000, 'the first batch');
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once('exit', (_code, signal) => resolve(signal)),
+      );
+      await eventually(
+        async () => ((await pruned(db, 'auth_codes')) > 0 ? true : undefined),
+        20_000,
+        'the first batch',
+      );
       child.kill('SIGKILL');
       assert.equal(await exited, 'SIGKILL');
 
@@ -111,12 +140,19 @@ for (const target of storeTargets) {
       assert.ok(oldLeft > 0, 'killed before the end');
       assert.equal(oldLeft + (await pruned(db, 'auth_codes')), 30_000, 'every removed code counted, no other');
       assert.equal(await count(db, "select count(*) as n from auth_codes where code like 'young-%'"), 200);
-      assert.equal((await count(db, "select count(*) as n from outbox where state = 'failed'")) + (await pruned(db, 'outbox')), 10_000);
+      assert.equal(
+        (await count(db, "select count(*) as n from outbox where state = 'failed'")) + (await pruned(db, 'outbox')),
+        10_000,
+      );
       assert.equal(await count(db, "select count(*) as n from outbox where state = 'pending'"), 500);
-      if (target.name === 'SQLite') assert.deepEqual(await db.sql('pragma integrity_check'), [{ integrity_check: 'ok' }]);
+      if (target.name === 'SQLite')
+        assert.deepEqual(await db.sql('pragma integrity_check'), [{ integrity_check: 'ok' }]);
 
       let stdout = '';
-      const output = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stdout += t) } };
+      const output = {
+        stdout: { write: (t: string) => (stdout += t) },
+        stderr: { write: (t: string) => (stdout += t) },
+      };
       assert.equal(await createPruneCommand(output).run([], { SIS_DATABASE_URL: db.url }), 0, stdout);
       assert.match(stdout, new RegExp(`^auth_codes\\t${oldLeft} removed\\t`));
       assert.equal(await count(db, 'select count(*) as n from auth_codes'), 200);

@@ -15,10 +15,16 @@ describe('routing and transport rules', () => {
   after(() => server.close());
 
   it('.asmx file names match case-insensitively; operation names do not', async () => {
-    const ok = await rawRequest(server.url, { method: 'GET', path: '/pushnotificationmobile.ASMX/GetTokenDevice?id=1' });
+    const ok = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/pushnotificationmobile.ASMX/GetTokenDevice?id=1',
+    });
     assert.equal(ok.status, 200);
     assert.match(ok.body.toString(), /tok-AAA-111/);
-    const wrongCase = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GETTOKENDEVICE?id=1' });
+    const wrongCase = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx/GETTOKENDEVICE?id=1',
+    });
     assert.equal(wrongCase.status, 500);
   });
 
@@ -31,7 +37,10 @@ describe('routing and transport rules', () => {
   });
 
   it('answers advertise no stack and always carry Content-Length and a request id', async () => {
-    const res = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+    const res = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+    });
     for (const h of ['server', 'x-powered-by', 'x-aspnet-version']) assert.equal(res.headers.get(h), undefined, h);
     assert.equal(res.headers.get('content-length'), String(res.body.length));
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f]+-[0-9a-z]+$/);
@@ -69,7 +78,10 @@ describe('routing and transport rules', () => {
     assert.match(res.body.toString(), /<soap address="https:\/\/sis\.example\.org\/PushNotificationMobile\.asmx"/);
   });
   it('offers the help page test form to local callers only, judging by X-Forwarded-For behind a trusted proxy', async () => {
-    const local = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx?op=GetTokenDevice' });
+    const local = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx?op=GetTokenDevice',
+    });
     assert.match(local.body.toString(), /<form [^>]*method="post"/);
     const remote = await rawRequest(server.url, {
       method: 'GET',
@@ -84,24 +96,40 @@ describe('routing and transport rules', () => {
 describe('mounted under a base path, with a public URL', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ dataset, env: { SIS_BASE_PATH: '/School/', SIS_PUBLIC_URL: 'https://public.example' } });
+    server = await startTestServer({
+      dataset,
+      env: { SIS_BASE_PATH: '/School/', SIS_PUBLIC_URL: 'https://public.example' },
+    });
   });
   after(() => server.close());
 
   it('serves every binding under the base path only', async () => {
-    const ok = await rawRequest(server.url, { method: 'GET', path: '/School/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+    const ok = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/School/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+    });
     assert.equal(ok.status, 200);
-    const outside = await rawRequest(server.url, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+    const outside = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+    });
     assert.equal(outside.status, 404);
   });
 
   it('writes the public URL and base path into the WSDL', async () => {
-    const res = await rawRequest(server.url, { method: 'GET', path: '/School/PushNotificationMobile.asmx?WSDL', headers: [['Host', 'internal:1']] });
+    const res = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/School/PushNotificationMobile.asmx?WSDL',
+      headers: [['Host', 'internal:1']],
+    });
     assert.equal(address(res.body.toString()), 'https://public.example/School/PushNotificationMobile.asmx');
   });
 
   it('help pages link and post to the mounted paths', async () => {
-    const res = await rawRequest(server.url, { method: 'GET', path: '/School/PushNotificationMobile.asmx?op=GetTokenDevice' });
+    const res = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/School/PushNotificationMobile.asmx?op=GetTokenDevice',
+    });
     assert.equal(res.status, 200);
     assert.match(res.body.toString(), /action="\/School\/PushNotificationMobile\.asmx\/GetTokenDevice"/);
   });
@@ -125,11 +153,17 @@ describe('a large school that fits in one page', () => {
 
   it('answers every student, in order, under one exact Content-Length, never chunked', async () => {
     for (const req of [
-      { method: 'GET', path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fbig.example&show_active=1' },
+      {
+        method: 'GET',
+        path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fbig.example&show_active=1',
+      },
       {
         method: 'POST',
         path: '/NotificationNotes.asmx',
-        headers: [['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', '"http://tempuri.org/GetStudentSchool"']] as [string, string][],
+        headers: [
+          ['Content-Type', 'text/xml; charset=utf-8'],
+          ['SOAPAction', '"http://tempuri.org/GetStudentSchool"'],
+        ] as [string, string][],
         body: '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetStudentSchool xmlns="http://tempuri.org/"><school_base_url>http://big.example</school_base_url><show_active>49</show_active></GetStudentSchool></soap:Body></soap:Envelope>',
       },
     ]) {
@@ -138,7 +172,10 @@ describe('a large school that fits in one page', () => {
       assert.equal(res.headers.get('transfer-encoding'), undefined);
       assert.equal(Number(res.headers.get('content-length')), res.body.length);
       const ids = [...res.body.toString('utf8').matchAll(/<id_student>(\d+)<\/id_student>/g)].map((m) => Number(m[1]));
-      assert.deepEqual(ids, students.map((_, i) => i));
+      assert.deepEqual(
+        ids,
+        students.map((_, i) => i),
+      );
       assert.ok(res.body.toString('utf8').includes('<fullName>Élève 999 &lt;&amp;&gt;</fullName>'));
     }
   });

@@ -42,9 +42,19 @@ async function serve(env: Record<string, string>, args: string[] = [], listeners
   const dir = mkdtempSync(join(tmpdir(), 'sis-cli-'));
   dirs.push(dir);
   const port = await freePort();
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SIS_') && k !== 'PORT' && k !== 'HOST'));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SIS_') && k !== 'PORT' && k !== 'HOST'),
+  );
   const child = spawn(process.execPath, [MAIN, 'serve', ...args], {
-    env: { ...base, PORT: String(port), HOST: '127.0.0.1', SIS_DATABASE_URL: `sqlite:${join(dir, 'sis.db')}`, LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', ...env },
+    env: {
+      ...base,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SIS_DATABASE_URL: `sqlite:${join(dir, 'sis.db')}`,
+      LOG_LEVEL: 'info',
+      SIS_LOG_FORMAT: 'json',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
@@ -85,7 +95,9 @@ function get(port: number, path: string, agent: Agent | false, headers: Record<s
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, reused: req.reusedSocket }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, reused: req.reusedSocket }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -111,7 +123,8 @@ function load(port: number, clients: number, agent: Agent): { result: Load; done
     for (let first = true; ; first = false) {
       try {
         const a = await get(port, GET_PATH, agent);
-        if (a.status !== 200 || !a.body.includes('tok-AAA-111')) result.failures.push(`status ${a.status}: ${a.body.slice(0, 80)}`);
+        if (a.status !== 200 || !a.body.includes('tok-AAA-111'))
+          result.failures.push(`status ${a.status}: ${a.body.slice(0, 80)}`);
         else result.ok++;
         if (first) result.started++;
         if (a.headers.connection === 'close') result.closeAnswers++;
@@ -155,11 +168,20 @@ describe('sis serve: graceful shutdown', () => {
     // A request already received whose body is still arriving when the signal comes.
     const slow = new Promise<Answer>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: s.port, method: 'POST', path: '/PushNotificationMobile.asmx/GetTokenDevice', agent: slowAgent, headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '4' } },
+        {
+          host: '127.0.0.1',
+          port: s.port,
+          method: 'POST',
+          path: '/PushNotificationMobile.asmx/GetTokenDevice',
+          agent: slowAgent,
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '4' },
+        },
         (res) => {
           let body = '';
           res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, reused: req.reusedSocket }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body, reused: req.reusedSocket }),
+          );
         },
       );
       req.on('error', reject);
@@ -192,13 +214,23 @@ describe('sis serve: graceful shutdown', () => {
     assert.equal(slowAnswer.reused, true);
     assert.deepEqual({ code, signal }, { code: 0, signal: null });
     const logged = s.lines.filter((l) => l['msg'] === 'request').length;
-    assert.equal(logged, result.ok + 4, 'every answer is logged (load, the idle connection twice, the slow connection twice)');
+    assert.equal(
+      logged,
+      result.ok + 4,
+      'every answer is logged (load, the idle connection twice, the slow connection twice)',
+    );
     assert.deepEqual(s.lines.at(-1)?.['clean'], true);
   });
 
   it('a bad setting stops the start with one line per problem and exit 78 (EX_CONFIG)', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
-      env: { PATH: process.env['PATH'] ?? '', PORT: 'eighty', SIS_RATE_LIMIT: 'lots', SIS_ALLOW_FROM: '10.0.0.0/33', SIS_WORKERS: '0' },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        PORT: 'eighty',
+        SIS_RATE_LIMIT: 'lots',
+        SIS_ALLOW_FROM: '10.0.0.0/33',
+        SIS_WORKERS: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -208,7 +240,11 @@ describe('sis serve: graceful shutdown', () => {
     const problems = stderr.split('\n').filter((l) => l !== '');
     assert.equal(problems.length, 4, stderr);
     for (const line of problems) assert.match(line, /^sis serve: invalid configuration: /);
-    for (const name of ['PORT', 'SIS_RATE_LIMIT', 'SIS_ALLOW_FROM', 'SIS_WORKERS']) assert.ok(problems.some((p) => p.includes(name)), name);
+    for (const name of ['PORT', 'SIS_RATE_LIMIT', 'SIS_ALLOW_FROM', 'SIS_WORKERS'])
+      assert.ok(
+        problems.some((p) => p.includes(name)),
+        name,
+      );
   });
 });
 
@@ -226,7 +262,9 @@ describe('sis serve --workers 2', () => {
 
     const metrics = await get(s.port, '/metrics', false);
     assert.equal(metrics.status, 200);
-    const line = metrics.body.split('\n').find((l) => l.startsWith('sis_requests_total{') && l.includes('binding="httpget"'));
+    const line = metrics.body
+      .split('\n')
+      .find((l) => l.startsWith('sis_requests_total{') && l.includes('binding="httpget"'));
     assert.equal(line?.split(' ').at(-1), '30', `the workers' counts are summed: ${line}`);
 
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });

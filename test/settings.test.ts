@@ -32,11 +32,17 @@ describe('settings', () => {
         // The default shown is the table's, the one loadConfig uses: (none), or the value first.
         const shown = row.split(' | ')[1]!;
         if (s.default === '') assert.equal(shown, '(none)', `${s.name}'s default in ${file}`);
-        else assert.ok(shown.startsWith(`\`${s.default}\``), `${s.name}'s default in ${file} is \`${s.default}\`, not ${shown}`);
+        else
+          assert.ok(
+            shown.startsWith(`\`${s.default}\``),
+            `${s.name}'s default in ${file} is \`${s.default}\`, not ${shown}`,
+          );
       }
     }
     const read = new Set<string>();
-    loadConfig(new Proxy({} as Record<string, string | undefined>, { get: (_t, name: string) => (read.add(name), undefined) }));
+    loadConfig(
+      new Proxy({} as Record<string, string | undefined>, { get: (_t, name: string) => (read.add(name), undefined) }),
+    );
     const names = new Set(SETTINGS.map((s) => s.name));
     for (const name of read) assert.ok(names.has(name), `${name} is in src/config/settings.ts`);
     for (const name of names) assert.ok(read.has(name), `${name} is read by loadConfig`);
@@ -66,9 +72,26 @@ describe('settings', () => {
       SIS_TLS_CERT: join(dir, 'missing.pem'),
       SIS_DATABASE_URL: 'mysql://x',
     });
-    const names = ['PORT', 'SIS_SHUTDOWN_GRACE_MS', 'SIS_WORKERS', 'SIS_RATE_LIMIT', 'SIS_ALLOW_FROM', 'SIS_API_KEYS', 'SIS_API_KEY_SERVICES', 'SIS_REDIS_URL', 'SIS_LOG_FORMAT', 'SIS_TLS_KEY', 'SIS_DATABASE_URL'];
+    const names = [
+      'PORT',
+      'SIS_SHUTDOWN_GRACE_MS',
+      'SIS_WORKERS',
+      'SIS_RATE_LIMIT',
+      'SIS_ALLOW_FROM',
+      'SIS_API_KEYS',
+      'SIS_API_KEY_SERVICES',
+      'SIS_REDIS_URL',
+      'SIS_LOG_FORMAT',
+      'SIS_TLS_KEY',
+      'SIS_DATABASE_URL',
+    ];
     assert.equal(found.length, names.length, found.join('\n'));
-    for (const name of names) assert.equal(found.filter((p) => p.startsWith(`${name}=`) || p.startsWith(`${name}:`)).length, 1, `one message for ${name}`);
+    for (const name of names)
+      assert.equal(
+        found.filter((p) => p.startsWith(`${name}=`) || p.startsWith(`${name}:`)).length,
+        1,
+        `one message for ${name}`,
+      );
     assert.ok(!found.join('\n').includes('my-secret-key'), 'a key pasted in clear is not echoed');
   });
 
@@ -95,7 +118,10 @@ describe('settings', () => {
 describe('SIS_CONFIG_FILE', () => {
   it('reads a JSON file, under the environment', () => {
     const file = join(dir, 'sis.json');
-    writeFileSync(file, JSON.stringify({ PORT: 9000, SIS_DEMO_DATA: false, SIS_ALLOW_FROM: ['10.0.0.0/8', '::1'], LOG_LEVEL: 'warn' }));
+    writeFileSync(
+      file,
+      JSON.stringify({ PORT: 9000, SIS_DEMO_DATA: false, SIS_ALLOW_FROM: ['10.0.0.0/8', '::1'], LOG_LEVEL: 'warn' }),
+    );
     const c = loadConfig({ SIS_CONFIG_FILE: file, LOG_LEVEL: 'debug' });
     assert.equal(c.port, 9000);
     assert.equal(c.demoData, false);
@@ -105,7 +131,10 @@ describe('SIS_CONFIG_FILE', () => {
 
   it('reads a .env file: comments, export, quotes', () => {
     const file = join(dir, 'sis.env');
-    writeFileSync(file, '# production\nexport PORT=9001\nSIS_AUTH_REALM="School #1"\nSIS_BASE_PATH=/School/  # mounted here\n\nHOST=\'127.0.0.1\'\n');
+    writeFileSync(
+      file,
+      '# production\nexport PORT=9001\nSIS_AUTH_REALM="School #1"\nSIS_BASE_PATH=/School/  # mounted here\n\nHOST=\'127.0.0.1\'\n',
+    );
     const c = loadConfig({ SIS_CONFIG_FILE: file });
     assert.deepEqual([c.port, c.authRealm, c.basePath, c.host], [9001, 'School #1', '/School/', '127.0.0.1']);
   });
@@ -129,7 +158,10 @@ describe('sis hash-key', () => {
   it('hashes a given key, from the argument or standard input', () => {
     const expected = `sha256:${createHash('sha256').update('s3cret').digest('hex')}\n`;
     assert.equal(execFileSync(process.execPath, [main, 'hash-key', 's3cret'], { encoding: 'utf8' }), expected);
-    assert.equal(execFileSync(process.execPath, [main, 'hash-key', '-'], { input: 's3cret\n', encoding: 'utf8' }), expected);
+    assert.equal(
+      execFileSync(process.execPath, [main, 'hash-key', '-'], { input: 's3cret\n', encoding: 'utf8' }),
+      expected,
+    );
   });
 
   it('makes a new key and its hash, which the configuration accepts', () => {

@@ -25,7 +25,10 @@ operationsOverEveryBinding('the contract and ClassRegistry.asmx', {
 
 describe('the binding loop with a sixth operation', () => {
   it('names an operation served without cases, and cases for an operation not served', () => {
-    assert.deepEqual(missingCases(served, CONTRACT_CASES), classRegistry.map((o) => `${CLASS_REGISTRY}.${o.name} has no binding case`));
+    assert.deepEqual(
+      missingCases(served, CONTRACT_CASES),
+      classRegistry.map((o) => `${CLASS_REGISTRY}.${o.name} has no binding case`),
+    );
     assert.deepEqual(
       missingCases(operations, { ...CONTRACT_CASES, ...CLASS_REGISTRY_CASES }).sort(),
       classRegistry.map((o) => `cases for ${o.name}, which is not served`).sort(),
@@ -51,7 +54,10 @@ describe('ClassRegistry.asmx behind the gate, with no other edit', () => {
   after(() => server.close());
 
   it('is behind the API key like the contract service files', async () => {
-    for (const path of [`/${CLASS_REGISTRY}.asmx/GetClassTitle?class_id=7A`, '/PushNotificationMobile.asmx/GetTokenDevice?id=1']) {
+    for (const path of [
+      `/${CLASS_REGISTRY}.asmx/GetClassTitle?class_id=7A`,
+      '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+    ]) {
       const res = await rawRequest(server.url, { method: 'GET', path });
       assert.equal(res.status, 401, path);
     }
@@ -80,7 +86,10 @@ describe('ClassRegistry.asmx routing and metrics, with no other edit', () => {
     const ok = await rawRequest(server.url, { method: 'GET', path: '/classregistry.ASMX/GetClassTitle?class_id=8A' });
     assert.equal(ok.status, 200);
     assert.match(ok.body.toString(), /<string xmlns="http:\/\/tempuri.org\/">علي<\/string>/);
-    const wrongCase = await rawRequest(server.url, { method: 'GET', path: `/${CLASS_REGISTRY}.asmx/getclasstitle?class_id=8A` });
+    const wrongCase = await rawRequest(server.url, {
+      method: 'GET',
+      path: `/${CLASS_REGISTRY}.asmx/getclasstitle?class_id=8A`,
+    });
     assert.equal(wrongCase.status, 500);
   });
 

@@ -41,7 +41,8 @@ describe('start-up failures: PostgreSQL refuses the login or has no such databas
   const dir = mkdtempSync(join(tmpdir(), 'sis-pg-private-'));
   const data = join(dir, 'data');
   let port = 0;
-  const url = (user: string, password: string, database: string): string => `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
+  const url = (user: string, password: string, database: string): string =>
+    `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
   const asNobody = (file: string, args: string[]): void => {
     execFileSync(file, args, { ...NOBODY, stdio: 'ignore', cwd: dir, timeout: 60_000 });
   };
@@ -52,7 +53,17 @@ describe('start-up failures: PostgreSQL refuses the login or has no such databas
     const pwfile = join(dir, 'pw');
     writeFileSync(pwfile, `${SUPERUSER_PASSWORD}\n`);
     chownSync(pwfile, NOBODY.uid, NOBODY.gid);
-    asNobody(initdb!, ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-sync']);
+    asNobody(initdb!, [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ]);
     port = await closedPort();
     const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
     asNobody(pgCtl!, ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
@@ -78,7 +89,8 @@ describe('start-up failures: PostgreSQL refuses the login or has no such databas
     assert.match(exit.errorLines[0]!, line);
     const all = exit.stdout + exit.stderr;
     assert.ok(!all.includes('    at '), 'no stack trace');
-    for (const secret of [WRONG_PASSWORD, SIS_PASSWORD, SUPERUSER_PASSWORD]) assert.ok(!all.includes(secret), 'no password is ever printed');
+    for (const secret of [WRONG_PASSWORD, SIS_PASSWORD, SUPERUSER_PASSWORD])
+      assert.ok(!all.includes(secret), 'no password is ever printed');
     assert.equal(exit.logs.filter((l) => l['level'] === 60).length, 1);
     assert.ok(!exit.logs.some((l) => l['dependency'] === 'database'), 'not retried (no "unavailable, retrying" state)');
   };
@@ -106,14 +118,19 @@ describe('start-up failures: PostgreSQL refuses the login or has no such databas
     assertRefused(
       exit,
       78,
-      new RegExp(`^sis serve: cannot start: PostgreSQL at 127\\.0\\.0\\.1:${port} has no database "sis_nope": create it \\(createdb -O sis sis_nope\\) or correct the database name in SIS_DATABASE_URL$`),
+      new RegExp(
+        `^sis serve: cannot start: PostgreSQL at 127\\.0\\.0\\.1:${port} has no database "sis_nope": create it \\(createdb -O sis sis_nope\\) or correct the database name in SIS_DATABASE_URL$`,
+      ),
     );
   });
 
   it('sis check says which, and fails (1)', async () => {
     const exit = await runToExit(url('sis', WRONG_PASSWORD, 'sis'), {}, { args: ['check'] });
     assert.equal(exit.code, 1);
-    assert.match(exit.stdout, /^database: FAILED: PostgreSQL at \S+ refused the login of user "sis" \(password authentication failed/m);
+    assert.match(
+      exit.stdout,
+      /^database: FAILED: PostgreSQL at \S+ refused the login of user "sis" \(password authentication failed/m,
+    );
     assert.ok(!exit.stdout.includes(WRONG_PASSWORD) && !exit.stderr.includes(WRONG_PASSWORD));
   });
 });

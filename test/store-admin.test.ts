@@ -35,7 +35,12 @@ const student = (id: string, school = 'http://s.example', active = '1'): Student
 const ids = (rows: readonly StudentRecord[]): string[] => rows.map((r) => r.id_student);
 
 async function exported(store: SqlStore, tables: readonly TableName[] = ['students', 'devices']) {
-  const out: { students: StudentRecord[]; devices: TableRecord['devices'][]; marks: TableRecord['marks'][]; push: TableRecord['push'][] } = {
+  const out: {
+    students: StudentRecord[];
+    devices: TableRecord['devices'][];
+    marks: TableRecord['marks'][];
+    push: TableRecord['push'][];
+  } = {
     students: [],
     devices: [],
     marks: [],
@@ -58,10 +63,19 @@ for (const target of storeTargets) {
 
     test('a streamed import upserts as importDataset does: stored rows keep their place, new ones follow in file order', async () => {
       await withFreshStore(target, async (store) => {
-        assert.deepEqual(await store.admin.importStream(json(DEMO_DATASET)), { students: 5, devices: 5, marks: 0, push: 0 });
+        assert.deepEqual(await store.admin.importStream(json(DEMO_DATASET)), {
+          students: 5,
+          devices: 5,
+          marks: 0,
+          push: 0,
+        });
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '0'), [DEMO_DATASET.students![4]]);
         assert.equal(await store.deviceToken('ws'), '  padded  \r\n  text\t');
-        await store.admin.importStream(json({ students: [student('z', 'http://school-a.example'), { ...DEMO_DATASET.students![0]!, fullName: 'Renamed' }] }));
+        await store.admin.importStream(
+          json({
+            students: [student('z', 'http://school-a.example'), { ...DEMO_DATASET.students![0]!, fullName: 'Renamed' }],
+          }),
+        );
         const a = await store.studentsOfSchool('http://school-a.example', '1');
         assert.deepEqual(ids(a), ['1', '2', 'z']);
         assert.equal(a[0]!.fullName, 'Renamed');
@@ -84,7 +98,11 @@ for (const target of storeTargets) {
           'line 5: devices[3].id: duplicate key "a", first used by devices[0] on line 2',
         ]);
         problems.length = 0;
-        await assert.rejects(store.admin.importStream(csvSource(text('id,token\nx,1\ny,2\nx,3\n'), 'devices'), { onProblem: (p) => problems.push(p) }));
+        await assert.rejects(
+          store.admin.importStream(csvSource(text('id,token\nx,1\ny,2\nx,3\n'), 'devices'), {
+            onProblem: (p) => problems.push(p),
+          }),
+        );
         assert.deepEqual(problems, ['line 4: id: duplicate key "x", first used on line 2']);
         assert.equal(await store.isEmpty(), true);
 
@@ -92,7 +110,10 @@ for (const target of storeTargets) {
         await store.admin.importStream(jsonDatasetSource(text('{"devices": [{"id": "k", "token": "old"}]}')));
         problems.length = 0;
         const upsert = '{"devices": [\n{"id": "k", "token": "new"},\n{"id": "n"},\n{"id": "n"}\n]}';
-        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(upsert)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        await assert.rejects(
+          store.admin.importStream(jsonDatasetSource(text(upsert)), { onProblem: (p) => problems.push(p) }),
+          ImportRejectedError,
+        );
         assert.deepEqual(problems, ['line 4: devices[2].id: duplicate key "n", first used by devices[1] on line 3']);
         assert.equal(await store.deviceToken('k'), 'old');
       });
@@ -102,7 +123,10 @@ for (const target of storeTargets) {
       await withFreshStore(target, async (store) => {
         const problems: string[] = [];
         const doc = '{"devices": [{"id": "a\\u0000", "token": "tab\\tback\\\\slash\\u0000"}]}';
-        await assert.rejects(store.admin.importStream(jsonDatasetSource(text(doc)), { onProblem: (p) => problems.push(p) }), ImportRejectedError);
+        await assert.rejects(
+          store.admin.importStream(jsonDatasetSource(text(doc)), { onProblem: (p) => problems.push(p) }),
+          ImportRejectedError,
+        );
         assert.deepEqual(problems, [
           'line 1: devices[0].id: contains U+0000, a character XML 1.0 does not allow',
           'line 1: devices[0].token: contains U+0000, a character XML 1.0 does not allow',
@@ -121,7 +145,19 @@ for (const target of storeTargets) {
                create trigger fail_boom before insert on devices for each row execute function fail_boom()`,
         );
         const students = Array.from({ length: 3000 }, (_, i) => student(`n${i}`));
-        await assert.rejects(store.admin.importStream(json({ students, devices: [{ id: 'fine', token: 't' }, { id: 'boom', token: 'x' }] }), { replace: true }), /boom/);
+        await assert.rejects(
+          store.admin.importStream(
+            json({
+              students,
+              devices: [
+                { id: 'fine', token: 't' },
+                { id: 'boom', token: 'x' },
+              ],
+            }),
+            { replace: true },
+          ),
+          /boom/,
+        );
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
         assert.deepEqual(await store.studentsOfSchool('http://s.example', '1'), []);
         assert.equal(await store.deviceToken('fine'), null);
@@ -139,7 +175,10 @@ for (const target of storeTargets) {
         assert.equal(await store.deviceToken('1'), null);
         assert.equal(await store.deviceToken('only'), 'x');
         assert.equal((await store.studentsOfSchool('http://school-a.example', '1')).length, 2, 'students untouched');
-        const report = await store.admin.importStream(json({ students: [student('dry')], devices: [] }), { replace: true, dryRun: true });
+        const report = await store.admin.importStream(json({ students: [student('dry')], devices: [] }), {
+          replace: true,
+          dryRun: true,
+        });
         assert.deepEqual(report, { students: 1, devices: 0, marks: 0, push: 0 });
         assert.equal((await store.studentsOfSchool('http://school-a.example', '1')).length, 2);
         assert.deepEqual(await store.studentsOfSchool('http://s.example', '1'), []);
@@ -152,8 +191,13 @@ for (const target of storeTargets) {
     test('export: pages of a snapshot, students in service order, devices in byte order', async () => {
       await withFreshStore(target, async (store) => {
         const n = 2 * PAGE_ROWS + 345;
-        const students = Array.from({ length: n }, (_, i) => student(String(n - i), `http://school-${i % 3}.example`, i % 7 === 0 ? '0' : '1'));
-        const devices = ['b', 'B', 'a', '\u00e9', '\u{1F600}', '', 'a b', 'Z'].map((id) => ({ id, token: id === 'Z' ? null : `t-${id}` }));
+        const students = Array.from({ length: n }, (_, i) =>
+          student(String(n - i), `http://school-${i % 3}.example`, i % 7 === 0 ? '0' : '1'),
+        );
+        const devices = ['b', 'B', 'a', '\u00e9', '\u{1F600}', '', 'a b', 'Z'].map((id) => ({
+          id,
+          token: id === 'Z' ? null : `t-${id}`,
+        }));
         await store.admin.importStream(json({ students, devices }));
         const out = await exported(store);
         assert.deepEqual(out.counts, { students: n, devices: devices.length, marks: 0, push: 0 });
@@ -174,13 +218,21 @@ for (const target of storeTargets) {
         await store.admin.importStream(json(DEMO_DATASET));
         await store.importDataset({ students: [{ ...student('nowhere'), school_base_url: null }] });
         await store.recordAuthCode('1', '2', new Date());
-        assert.deepEqual(await store.admin.stats(), { students: 6, devices: 5, authCodes: 1, schools: 2, schemaVersion: LATEST_SCHEMA_VERSION });
+        assert.deepEqual(await store.admin.stats(), {
+          students: 6,
+          devices: 5,
+          authCodes: 1,
+          schools: 2,
+          schemaVersion: LATEST_SCHEMA_VERSION,
+        });
         assert.deepEqual(await store.admin.schools(), [
           { school: null, students: 1, active: 1 },
           { school: 'http://school-a.example', students: 3, active: 2 },
           { school: 'http://school-b.example', students: 2, active: 1 },
         ]);
-        const many = Array.from({ length: PAGE_ROWS + 10 }, (_, i) => student(`m${i}`, 'http://many.example', i % 2 === 0 ? '1' : '0'));
+        const many = Array.from({ length: PAGE_ROWS + 10 }, (_, i) =>
+          student(`m${i}`, 'http://many.example', i % 2 === 0 ? '1' : '0'),
+        );
         await store.admin.importStream(json({ students: many }));
         const pages: number[] = [];
         const seen: string[] = [];
@@ -192,7 +244,11 @@ for (const target of storeTargets) {
         assert.deepEqual(pages, [PAGE_ROWS, 10]);
         assert.deepEqual(seen, ids(many));
         const active: string[] = [];
-        await store.admin.forEachStudentOfSchool('http://many.example', '1', async (rows) => void active.push(...ids(rows)));
+        await store.admin.forEachStudentOfSchool(
+          'http://many.example',
+          '1',
+          async (rows) => void active.push(...ids(rows)),
+        );
         assert.deepEqual(active, ids(await store.studentsOfSchool('http://many.example', '1')));
       });
     });
@@ -204,7 +260,10 @@ for (const target of storeTargets) {
         assert.equal(await store.admin.setDevice('d', null), 'updated');
         assert.deepEqual(await store.admin.device('d'), { id: 'd', token: null });
         assert.equal(await store.deviceToken('d'), null);
-        await assert.rejects(store.admin.setDevice('d', 'bad\u0000'), (error: unknown) => error instanceof DatasetError && /token: contains U\+0000/.test(error.message));
+        await assert.rejects(
+          store.admin.setDevice('d', 'bad\u0000'),
+          (error: unknown) => error instanceof DatasetError && /token: contains U\+0000/.test(error.message),
+        );
         assert.equal(await store.admin.removeDevice('d'), true);
         assert.equal(await store.admin.removeDevice('d'), false);
         assert.equal(await store.admin.device('d'), null);
@@ -213,7 +272,10 @@ for (const target of storeTargets) {
 
     test('tools that must not migrate refuse a database that is not up to date', async () => {
       const db = await target.fresh();
-      await assert.rejects(openStore(db.url, { migrations: 'require' }), (error: unknown) => error instanceof MigrationError && /sis migrate/.test(error.message));
+      await assert.rejects(
+        openStore(db.url, { migrations: 'require' }),
+        (error: unknown) => error instanceof MigrationError && /sis migrate/.test(error.message),
+      );
       const first = await openStore(db.url);
       assert.deepEqual(first.migrationsApplied, [1, 2, 3, 4, 5]);
       await first.close();
@@ -233,7 +295,10 @@ for (const target of storeTargets) {
       await db.sql('drop index auth_codes_phone_time');
       await db.sql('drop index auth_codes_created');
       await db.sql('drop table pruned_rows');
-      await assert.rejects(openStore(db.url, { migrations: 'require' }), /schema version 1, this program needs 5; run `sis migrate` first/);
+      await assert.rejects(
+        openStore(db.url, { migrations: 'require' }),
+        /schema version 1, this program needs 5; run `sis migrate` first/,
+      );
       const migrated = await openStore(db.url);
       assert.deepEqual(migrated.migrationsApplied, [2, 3, 4, 5]);
       await migrated.close();

@@ -38,7 +38,6 @@ function viaPort(port: number, schema: string, applicationName = 'sis-test'): st
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 async function tokenOf(url: string, binding = soap): Promise<{ status: number; body: string; value: unknown }> {
   const { res, value } = await binding.call(url, GetTokenDevice, { id: '1' });
   return { status: res.status, body: res.body.toString('utf8'), value };
@@ -57,14 +56,18 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     await proxy.stop(); // the port is known and refuses connections
     const { schema } = newSchema('retry');
     const failures: AttemptFailure[] = [];
-    const store = await openStoreWithRetry(viaPort(proxy.port, schema), { connectTimeoutMs: 2000 }, {
-      initialDelayMs: 20,
-      maxDelayMs: 80,
-      onAttemptFailed: (failure) => {
-        failures.push(failure);
-        if (failures.length === 4) void proxy.start();
+    const store = await openStoreWithRetry(
+      viaPort(proxy.port, schema),
+      { connectTimeoutMs: 2000 },
+      {
+        initialDelayMs: 20,
+        maxDelayMs: 80,
+        onAttemptFailed: (failure) => {
+          failures.push(failure);
+          if (failures.length === 4) void proxy.start();
+        },
       },
-    });
+    );
     try {
       await store.ping();
       assert.ok(failures.length >= 4);
@@ -90,7 +93,11 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     const controller = new AbortController();
     const started = Date.now();
     await assert.rejects(
-      openStoreWithRetry(viaPort(proxy.port, 'unused'), {}, { initialDelayMs: 10_000, signal: controller.signal, onAttemptFailed: () => controller.abort() }),
+      openStoreWithRetry(
+        viaPort(proxy.port, 'unused'),
+        {},
+        { initialDelayMs: 10_000, signal: controller.signal, onAttemptFailed: () => controller.abort() },
+      ),
       (error: unknown) => error instanceof Error && error.name === 'AbortError',
     );
     assert.ok(Date.now() - started < 5000);
@@ -98,8 +105,14 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     let attempts = 0;
     const missing = new URL(postgresUrl);
     missing.pathname = '/sis_no_such_database';
-    await assert.rejects(openStoreWithRetry(missing.toString(), {}, { onAttemptFailed: () => attempts++ }), DatabaseMissingError);
-    await assert.rejects(openStoreWithRetry('mysql://h/db', {}, { onAttemptFailed: () => attempts++ }), DatabaseUrlError);
+    await assert.rejects(
+      openStoreWithRetry(missing.toString(), {}, { onAttemptFailed: () => attempts++ }),
+      DatabaseMissingError,
+    );
+    await assert.rejects(
+      openStoreWithRetry('mysql://h/db', {}, { onAttemptFailed: () => attempts++ }),
+      DatabaseUrlError,
+    );
     assert.equal(attempts, 0);
   });
 
@@ -109,11 +122,15 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     await proxy.stop();
     const { schema } = newSchema('background');
     const failures: AttemptFailure[] = [];
-    const store = new BackgroundStore(viaPort(proxy.port, schema), { connectTimeoutMs: 2000 }, {
-      initialDelayMs: 20,
-      maxDelayMs: 50,
-      onAttemptFailed: (f) => failures.push(f),
-    });
+    const store = new BackgroundStore(
+      viaPort(proxy.port, schema),
+      { connectTimeoutMs: 2000 },
+      {
+        initialDelayMs: 20,
+        maxDelayMs: 50,
+        onAttemptFailed: (f) => failures.push(f),
+      },
+    );
     const server = await startTestServer({ store });
     try {
       assert.equal(store.ready, false);
@@ -145,7 +162,11 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     await proxy.start();
     const { schema } = newSchema('lost');
     const background: Error[] = [];
-    const store = await openStore(viaPort(proxy.port, schema), { poolSize: 2, connectTimeoutMs: 2000, onBackgroundError: (e) => background.push(e) });
+    const store = await openStore(viaPort(proxy.port, schema), {
+      poolSize: 2,
+      connectTimeoutMs: 2000,
+      onBackgroundError: (e) => background.push(e),
+    });
     await store.importDataset(DEMO_DATASET);
     const server = await startTestServer({ store });
     try {
@@ -161,7 +182,8 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
 
       await proxy.start();
       await eventually(async () => assert.equal((await tokenOf(server.url)).value, 'tok-AAA-111'));
-      for (let i = 0; i < 5; i++) assert.equal((await tokenOf(server.url, i % 2 === 0 ? soap : get)).value, 'tok-AAA-111');
+      for (let i = 0; i < 5; i++)
+        assert.equal((await tokenOf(server.url, i % 2 === 0 ? soap : get)).value, 'tok-AAA-111');
       assert.ok(background.length > 0, 'the idle connections cut were reported, not thrown');
     } finally {
       await server.close();
@@ -202,7 +224,11 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     const { url } = newSchema('terminate');
     const name = `sis-test-${process.pid}-${Date.now()}`;
     const background: Error[] = [];
-    const store = await openStore(url, { poolSize: 3, applicationName: name, onBackgroundError: (e) => background.push(e) });
+    const store = await openStore(url, {
+      poolSize: 3,
+      applicationName: name,
+      onBackgroundError: (e) => background.push(e),
+    });
     await store.importDataset(DEMO_DATASET);
     const server = await startTestServer({ store });
     try {

@@ -23,11 +23,14 @@ const soap = bindingClients.find((c) => c.name === 'soap11')!;
 const get = bindingClients.find((c) => c.name === 'httpget')!;
 const dir = mkdtempSync(join(tmpdir(), 'sis-instances-'));
 
-async function token(instance: ServeProcess, id: string, binding = soap): Promise<{ status: number; value: unknown; body: string }> {
+async function token(
+  instance: ServeProcess,
+  id: string,
+  binding = soap,
+): Promise<{ status: number; value: unknown; body: string }> {
   const { res, value } = await binding.call(instance.url, op('GetTokenDevice'), { id });
   return { status: res.status, value, body: res.body.toString('utf8') };
 }
-
 
 describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP ?? undefined }, () => {
   const applicationName = `sis-instances-${process.pid}`;
@@ -90,14 +93,17 @@ describe('two service processes on one PostgreSQL schema', { skip: POSTGRES_SKIP
     assert.ok(killed.rows.length >= 2, `terminated ${killed.rows.length} connections`);
     // pg_terminate_backend only signals: wait until those backends have gone (and told their clients).
     for (let i = 0; i < 100; i++) {
-      const left = await admin.query(`select count(*)::int as n from pg_stat_activity where application_name = $1`, [applicationName]);
+      const left = await admin.query(`select count(*)::int as n from pg_stat_activity where application_name = $1`, [
+        applicationName,
+      ]);
       if (left.rows[0].n === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const instance of [a, b]) {
       const first = await token(instance, 'shared');
       assert.ok(first.status === 200 || (first.status === 500 && first.body.includes(OPERATION_FAILED)), first.body);
-      for (let i = 0; i < 3; i++) assert.equal((await token(instance, 'shared', i % 2 === 0 ? soap : get)).value, 'changed');
+      for (let i = 0; i < 3; i++)
+        assert.equal((await token(instance, 'shared', i % 2 === 0 ? soap : get)).value, 'changed');
       assert.equal(instance.process.exitCode, null, 'still running');
     }
   });

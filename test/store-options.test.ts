@@ -13,8 +13,13 @@ describe('storeOptionsFromEnv', () => {
   });
 
   test('whole numbers within their limits', () => {
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '25', SIS_DATABASE_STATEMENT_TIMEOUT_MS: '0' }), { poolSize: 25, statementTimeoutMs: 0 });
-    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_STATEMENT_TIMEOUT_MS: ' 3000 ' }), { statementTimeoutMs: 3000 });
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '25', SIS_DATABASE_STATEMENT_TIMEOUT_MS: '0' }), {
+      poolSize: 25,
+      statementTimeoutMs: 0,
+    });
+    assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_STATEMENT_TIMEOUT_MS: ' 3000 ' }), {
+      statementTimeoutMs: 3000,
+    });
     // The service configuration's name for the pool size is the same setting.
     assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '4' }), { poolSize: 4 });
     assert.deepEqual(storeOptionsFromEnv({ SIS_DATABASE_POOL_SIZE: '4' }), { poolSize: 4 });
@@ -42,12 +47,29 @@ describe('isTransientDatabaseError', () => {
   const withCode = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
   test('unreachable, restarting or busy: retry', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P03', '53300', '08006', '08001', '40P01', 'SQLITE_BUSY']) {
+    for (const code of [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      '57P01',
+      '57P03',
+      '53300',
+      '08006',
+      '08001',
+      '40P01',
+      'SQLITE_BUSY',
+    ]) {
       assert.equal(isTransientDatabaseError(withCode(code)), true, code);
     }
     assert.equal(isTransientDatabaseError(new Error('Connection terminated unexpectedly')), true);
     assert.equal(isTransientDatabaseError(new Error('timeout exceeded when trying to connect')), true);
-    assert.equal(isTransientDatabaseError(new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], '')), true);
+    assert.equal(
+      isTransientDatabaseError(new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], '')),
+      true,
+    );
     assert.equal(isTransientDatabaseError(new Error('wrapped', { cause: withCode('ECONNRESET') })), true);
   });
 

@@ -19,17 +19,40 @@ function school(n: number, tag = 's'): StudentRecord[] {
   const out: StudentRecord[] = [];
   for (let i = 1; i <= n; i++) {
     const id = `${tag}-${String(i).padStart(6, '0')}`;
-    out.push({ id_student: id, fullName: i % 7 === 0 ? `O'Brien & <Sons> ${i}` : `Zoë ${i}`, id_device: i % 13 === 0 ? null : `dev-${i}`, ShowActive: '1', school_base_url: SCHOOL });
-    if (i % 10 === 0) out.push({ id_student: `${id}-x`, fullName: 'inactive', id_device: null, ShowActive: '0', school_base_url: SCHOOL });
-    if (i % 25 === 0) out.push({ id_student: `${id}-o`, fullName: 'other', id_device: null, ShowActive: '1', school_base_url: 'http://other.example' });
+    out.push({
+      id_student: id,
+      fullName: i % 7 === 0 ? `O'Brien & <Sons> ${i}` : `Zoë ${i}`,
+      id_device: i % 13 === 0 ? null : `dev-${i}`,
+      ShowActive: '1',
+      school_base_url: SCHOOL,
+    });
+    if (i % 10 === 0)
+      out.push({
+        id_student: `${id}-x`,
+        fullName: 'inactive',
+        id_device: null,
+        ShowActive: '0',
+        school_base_url: SCHOOL,
+      });
+    if (i % 25 === 0)
+      out.push({
+        id_student: `${id}-o`,
+        fullName: 'other',
+        id_device: null,
+        ShowActive: '1',
+        school_base_url: 'http://other.example',
+      });
   }
   return out;
 }
 
-const active = (rows: readonly StudentRecord[]): StudentRecord[] => rows.filter((s) => s.school_base_url === SCHOOL && s.ShowActive === '1');
+const active = (rows: readonly StudentRecord[]): StudentRecord[] =>
+  rows.filter((s) => s.school_base_url === SCHOOL && s.ShowActive === '1');
 const ids = (rows: readonly StudentRecord[]): string[] => rows.map((s) => s.id_student);
 
-async function collect(pages: AsyncIterable<readonly StudentRecord[]>): Promise<{ rows: StudentRecord[]; sizes: number[] }> {
+async function collect(
+  pages: AsyncIterable<readonly StudentRecord[]>,
+): Promise<{ rows: StudentRecord[]; sizes: number[] }> {
   const rows: StudentRecord[] = [];
   const sizes: number[] = [];
   for await (const page of pages) {
@@ -38,7 +61,6 @@ async function collect(pages: AsyncIterable<readonly StudentRecord[]>): Promise<
   }
   return { rows, sizes };
 }
-
 
 after(cleanupTargets);
 
@@ -53,7 +75,10 @@ for (const target of storeTargets) {
         for (const size of [1, 7, 100, 249, 250, 251, 1000]) {
           const { rows, sizes } = await collect(store.studentsOfSchoolPages(SCHOOL, '1', size));
           assert.deepEqual(rows, whole, `pages of ${size}`);
-          assert.ok(sizes.slice(0, -1).every((n) => n === size) && sizes.at(-1)! <= size && sizes.at(-1)! > 0, `pages of ${size}: ${sizes.join(',')}`);
+          assert.ok(
+            sizes.slice(0, -1).every((n) => n === size) && sizes.at(-1)! <= size && sizes.at(-1)! > 0,
+            `pages of ${size}: ${sizes.join(',')}`,
+          );
         }
         assert.deepEqual((await collect(store.studentsOfSchoolPages('http://nowhere.example', '1', 10))).sizes, []);
         assert.deepEqual(store.snapshotReads(), { open: 0, waiting: 0, connections: target.name === 'SQLite' ? 1 : 0 });
@@ -72,7 +97,12 @@ for (const target of storeTargets) {
         const before = school(300, 'a');
         await store.importDataset({ students: before });
         // The replacement lists some of the same students, in another order, and new ones.
-        const replaced = [...school(300, 'a').reverse().filter((_, i) => i % 3 !== 0), ...school(120, 'b')];
+        const replaced = [
+          ...school(300, 'a')
+            .reverse()
+            .filter((_, i) => i % 3 !== 0),
+          ...school(120, 'b'),
+        ];
         const other = await openStore(db.url, { poolSize: 2 });
         try {
           const pages = store.studentsOfSchoolPages(SCHOOL, '1', 50)[Symbol.asyncIterator]();
@@ -80,12 +110,19 @@ for (const target of storeTargets) {
           assert.equal(first.done, false);
           assert.equal(store.snapshotReads().open, 1, 'a snapshot is held between pages');
           await other.importDataset({ students: replaced }, { replace: true });
-          assert.deepEqual(ids(await other.studentsOfSchool(SCHOOL, '1')), ids(active(replaced)), 'the import is committed');
+          assert.deepEqual(
+            ids(await other.studentsOfSchool(SCHOOL, '1')),
+            ids(active(replaced)),
+            'the import is committed',
+          );
           const rest: StudentRecord[] = [...(first.value ?? [])];
           for (let page = await pages.next(); page.done !== true; page = await pages.next()) rest.push(...page.value);
           assert.deepEqual(ids(rest), ids(active(before)), 'every page from the state before the import');
           assert.equal(store.snapshotReads().open, 0);
-          assert.deepEqual(ids((await collect(store.studentsOfSchoolPages(SCHOOL, '1', 50))).rows), ids(active(replaced)));
+          assert.deepEqual(
+            ids((await collect(store.studentsOfSchoolPages(SCHOOL, '1', 50))).rows),
+            ids(active(replaced)),
+          );
         } finally {
           await other.close();
         }
@@ -108,7 +145,9 @@ for (const target of storeTargets) {
     test('bound the snapshots open at once: the others wait their turn, and all are served', () =>
       withFreshStore(target, async (store) => {
         await store.importDataset({ students: school(100) });
-        const readers = Array.from({ length: 8 }, () => store.studentsOfSchoolPages(SCHOOL, '1', 10)[Symbol.asyncIterator]());
+        const readers = Array.from({ length: 8 }, () =>
+          store.studentsOfSchoolPages(SCHOOL, '1', 10)[Symbol.asyncIterator](),
+        );
         const firsts = readers.map((r) => r.next());
         await eventually(() => assert.equal(store.snapshotReads().open + store.snapshotReads().waiting, 8));
         const { open, waiting } = store.snapshotReads();
@@ -144,7 +183,11 @@ describe('student pages without a second connection', () => {
   });
 
   test('a store not open yet fails the iteration, as its other calls', async () => {
-    const store = new BackgroundStore('postgres://127.0.0.1:1/none', { connectTimeoutMs: 200 }, { initialDelayMs: 10_000 });
+    const store = new BackgroundStore(
+      'postgres://127.0.0.1:1/none',
+      { connectTimeoutMs: 200 },
+      { initialDelayMs: 10_000 },
+    );
     try {
       await assert.rejects(collect(store.studentsOfSchoolPages(SCHOOL, '1', 10)), StoreNotReadyError);
     } finally {

@@ -20,9 +20,27 @@ const clients = bindingClients.filter((c) => c.name === 'httpget' || c.name === 
 
 const dataset = {
   students: [
-    { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: 'http://a.example' },
-    { id_student: '3', fullName: '\u0639\u0644\u064a', id_device: 'dev-003', ShowActive: '0', school_base_url: 'http://a.example' },
-    { id_student: '2', fullName: 'Zo\u00eb \u{1F600}', id_device: 'dev-002', ShowActive: '1', school_base_url: 'http://a.example' },
+    {
+      id_student: '1',
+      fullName: "O'Brien & <Sons>",
+      id_device: 'dev-001',
+      ShowActive: '1',
+      school_base_url: 'http://a.example',
+    },
+    {
+      id_student: '3',
+      fullName: '\u0639\u0644\u064a',
+      id_device: 'dev-003',
+      ShowActive: '0',
+      school_base_url: 'http://a.example',
+    },
+    {
+      id_student: '2',
+      fullName: 'Zo\u00eb \u{1F600}',
+      id_device: 'dev-002',
+      ShowActive: '1',
+      school_base_url: 'http://a.example',
+    },
     { id_student: '10', fullName: 'Plain', id_device: null, ShowActive: 'Y', school_base_url: 'http://b.example' },
     { id_student: '11', fullName: '', id_device: '', ShowActive: 'Y', school_base_url: 'http://b.example' },
   ],
@@ -61,7 +79,8 @@ for (const target of storeTargets) {
       });
 
       test(`GetStudentSchool over ${client.name}`, async () => {
-        const call = (school_base_url: string, show_active: string) => client.call(server.url, op('GetStudentSchool'), { school_base_url, show_active });
+        const call = (school_base_url: string, show_active: string) =>
+          client.call(server.url, op('GetStudentSchool'), { school_base_url, show_active });
         const a = await call('http://a.example', '1');
         assert.equal(a.res.status, 200);
         // StudentInfo on the wire: the school is what was asked for, not repeated; a null field is left out.

@@ -26,7 +26,15 @@ describe('start-up while PostgreSQL is unreachable', { skip: POSTGRES_SKIP ?? fa
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SIS_')) env[k] = v;
     const child = spawn(process.execPath, [`${repoRoot}dist/src/cli/main.js`, 'serve'], {
-      env: { ...env, SIS_DATABASE_URL: viaProxy.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', SIS_SHUTDOWN_GRACE_MS: '0' },
+      env: {
+        ...env,
+        SIS_DATABASE_URL: viaProxy.toString(),
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        SIS_LOG_FORMAT: 'json',
+        SIS_SHUTDOWN_GRACE_MS: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
@@ -34,14 +42,32 @@ describe('start-up while PostgreSQL is unreachable', { skip: POSTGRES_SKIP ?? fa
       const serviceUrl = await listening(child, logs);
       const notReady = await rawRequest(serviceUrl, { method: 'GET', path: '/readyz' });
       assert.equal(notReady.status, 503);
-      const fault = await rawRequest(serviceUrl, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+      const fault = await rawRequest(serviceUrl, {
+        method: 'GET',
+        path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+      });
       assert.equal(fault.status, 500);
-      assert.match(fault.body.toString(), /^The service could not complete the request\. The error has been logged\.\r\n$/);
-      await waitFor(() => logs.some((l) => String(l['msg']).startsWith('database unavailable: not reachable at start; the service listens anyway')), 10_000);
+      assert.match(
+        fault.body.toString(),
+        /^The service could not complete the request\. The error has been logged\.\r\n$/,
+      );
+      await waitFor(
+        () =>
+          logs.some((l) =>
+            String(l['msg']).startsWith('database unavailable: not reachable at start; the service listens anyway'),
+          ),
+        10_000,
+      );
 
       await proxy.start(); // the database is back
-      await waitFor(async () => (await rawRequest(serviceUrl, { method: 'GET', path: '/readyz' })).status === 200, 20_000);
-      const ok = await rawRequest(serviceUrl, { method: 'GET', path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1' });
+      await waitFor(
+        async () => (await rawRequest(serviceUrl, { method: 'GET', path: '/readyz' })).status === 200,
+        20_000,
+      );
+      const ok = await rawRequest(serviceUrl, {
+        method: 'GET',
+        path: '/PushNotificationMobile.asmx/GetTokenDevice?id=1',
+      });
       assert.equal(ok.status, 200);
       assert.match(ok.body.toString(), /tok-AAA-111/, 'demo data was loaded once the database answered');
     } finally {

@@ -70,7 +70,10 @@ describe('streamed JSON dataset', () => {
       ],
     );
     const first = whole.rows[0]!;
-    assert.equal(first.kind === 'row' && first.table === 'students' ? first.record.fullName : '', 'O\'Brien "&" <Sons> \u00e9 \u{1F600}');
+    assert.equal(
+      first.kind === 'row' && first.table === 'students' ? first.record.fullName : '',
+      'O\'Brien "&" <Sons> \u00e9 \u{1F600}',
+    );
     for (const size of SIZES) assert.deepEqual(await json(SAMPLE, size), whole, `chunks of ${size}`);
   });
 
@@ -110,8 +113,12 @@ describe('streamed JSON dataset', () => {
   });
 
   test('top-level shapes', async () => {
-    assert.deepEqual((await json('[{"id": "a"}]')).problems, ['(top level): expected an object with "students", "devices", "marks" or "push" members, found an array']);
-    assert.deepEqual((await json('null')).problems, ['(top level): expected an object with "students", "devices", "marks" or "push" members, found null']);
+    assert.deepEqual((await json('[{"id": "a"}]')).problems, [
+      '(top level): expected an object with "students", "devices", "marks" or "push" members, found an array',
+    ]);
+    assert.deepEqual((await json('null')).problems, [
+      '(top level): expected an object with "students", "devices", "marks" or "push" members, found null',
+    ]);
     assert.deepEqual((await json('{}')).problems, []);
     assert.deepEqual((await json('{"students": null, "devices": {"id": "x"}}')).problems, [
       'students: expected an array, found null',
@@ -126,7 +133,9 @@ describe('streamed JSON dataset', () => {
     // Refused once the limit is passed without the record's end in sight (memory: the limit and a chunk).
     const doc = `{"devices": [{"id": "a", "token": "${'x'.repeat(2 * MAX_VALUE_CHARS)}"}]}`;
     const { problems, rows } = await json(doc, 65536);
-    assert.deepEqual(problems, [`line 1 column 14: a value longer than ${MAX_VALUE_CHARS} characters; records are far smaller`]);
+    assert.deepEqual(problems, [
+      `line 1 column 14: a value longer than ${MAX_VALUE_CHARS} characters; records are far smaller`,
+    ]);
     assert.equal(rows.length, 0);
   });
 
@@ -203,14 +212,21 @@ describe('streamed CSV table', () => {
       'line 1: unknown column "tokn"; the devices columns are id, token',
       'line 1: column "id" appears twice',
     ]);
-    assert.deepEqual((await csv('token\nx\n', 'devices')).problems, ['line 1: the header has no "id" column (the key)']);
-    assert.deepEqual((await csv('', 'devices')).problems, ['line 1: the file is empty; expected a header row naming the columns']);
+    assert.deepEqual((await csv('token\nx\n', 'devices')).problems, [
+      'line 1: the header has no "id" column (the key)',
+    ]);
+    assert.deepEqual((await csv('', 'devices')).problems, [
+      'line 1: the file is empty; expected a header row naming the columns',
+    ]);
     assert.deepEqual((await csv('\ufeffid,token\na,b\n', 'devices')).rows.length, 1);
   });
 
   test('syntax errors stop the reading with their line', async () => {
     for (const [text, problem] of [
-      ['id,token\na,b"c\n', 'line 2: a double quote inside an unquoted field; quote the whole field and double the quote ("")'],
+      [
+        'id,token\na,b"c\n',
+        'line 2: a double quote inside an unquoted field; quote the whole field and double the quote ("")',
+      ],
       ['id,token\na,"b"c\n', 'line 2: a closing quote must be followed by a comma or the end of the line'],
       ['id,token\na,b\nc,"never\nclosed\n', 'line 3: a quoted field is not closed before the end of the file'],
       ['id,token\na,b\rc,d\n', 'line 2: a carriage return outside quotes must be followed by a line feed'],
@@ -223,19 +239,27 @@ describe('streamed CSV table', () => {
   });
 
   test('whatever csvLine writes, the parser reads back (property)', () => {
-    const value = fc.oneof(fc.constant(null), fc.string({ unit: 'grapheme' }), fc.constantFrom('', '\\N', ',', '"', '\r\n', ' a '));
+    const value = fc.oneof(
+      fc.constant(null),
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom('', '\\N', ',', '"', '\r\n', ' a '),
+    );
     fc.assert(
-      fc.property(fc.array(fc.array(value, { minLength: 2, maxLength: 4 }), { minLength: 1, maxLength: 5 }), fc.constantFrom('\\N', '', 'NULL'), (records, marker) => {
-        const parser = new CsvParser(marker);
-        const text = records.map((r) => csvLine(r, marker)).join('');
-        for (let i = 0; i < text.length; i += 3) parser.push(text.slice(i, i + 3));
-        parser.end();
-        assert.equal(parser.error, null);
-        assert.deepEqual(
-          parser.records.map((r) => r.fields),
-          records,
-        );
-      }),
+      fc.property(
+        fc.array(fc.array(value, { minLength: 2, maxLength: 4 }), { minLength: 1, maxLength: 5 }),
+        fc.constantFrom('\\N', '', 'NULL'),
+        (records, marker) => {
+          const parser = new CsvParser(marker);
+          const text = records.map((r) => csvLine(r, marker)).join('');
+          for (let i = 0; i < text.length; i += 3) parser.push(text.slice(i, i + 3));
+          parser.end();
+          assert.equal(parser.error, null);
+          assert.deepEqual(
+            parser.records.map((r) => r.fields),
+            records,
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -244,9 +268,12 @@ describe('streamed CSV table', () => {
 describe('UTF-8 decoding', () => {
   async function decode(parts: readonly number[][]): Promise<string> {
     let text = '';
-    for await (const piece of decodeUtf8((async function* () {
-      for (const p of parts) yield Uint8Array.from(p);
-    })())) text += piece;
+    for await (const piece of decodeUtf8(
+      (async function* () {
+        for (const p of parts) yield Uint8Array.from(p);
+      })(),
+    ))
+      text += piece;
     return text;
   }
 
@@ -256,7 +283,16 @@ describe('UTF-8 decoding', () => {
   });
 
   test('invalid bytes are refused with about where they are', async () => {
-    await assert.rejects(decode([[0x61, 0x62], [0x63, 0xff, 0x64]]), (error: unknown) => error instanceof InvalidUtf8Error && error.byteOffset === 3);
-    await assert.rejects(decode([[0x61, 0xe2, 0x82]]), (error: unknown) => error instanceof InvalidUtf8Error && /not valid UTF-8/.test(error.message));
+    await assert.rejects(
+      decode([
+        [0x61, 0x62],
+        [0x63, 0xff, 0x64],
+      ]),
+      (error: unknown) => error instanceof InvalidUtf8Error && error.byteOffset === 3,
+    );
+    await assert.rejects(
+      decode([[0x61, 0xe2, 0x82]]),
+      (error: unknown) => error instanceof InvalidUtf8Error && /not valid UTF-8/.test(error.message),
+    );
   });
 });

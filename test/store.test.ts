@@ -16,7 +16,14 @@ import { migrations } from '../src/store/migrations.js';
 import { openStore } from '../src/store/open-store.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { Dataset, StudentRecord } from '../src/store/store.js';
-import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import {
+  adminClient,
+  cleanupTargets,
+  newSchema,
+  POSTGRES_SKIP,
+  storeTargets,
+  withFreshStore,
+} from './helpers/store-targets.js';
 import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'sis-store-'));
@@ -65,7 +72,10 @@ for (const target of storeTargets) {
       assert.equal(await second.isEmpty(), false);
       await second.close();
       const versions = await db.sql('select version from sis_migrations order by version');
-      assert.deepEqual(versions.map((r) => Number(r['version'])), migrations.map((m) => m.version));
+      assert.deepEqual(
+        versions.map((r) => Number(r['version'])),
+        migrations.map((m) => m.version),
+      );
     });
 
     test('a database newer than the program is refused', async () => {
@@ -78,7 +88,10 @@ for (const target of storeTargets) {
     test('several stores opening a new database at once migrate it once', async () => {
       // SQLite is synchronous within one process, so "at once" is only meaningful on PostgreSQL.
       const db = await target.fresh();
-      const stores = target.name === 'PostgreSQL' ? await Promise.all([1, 2, 3, 4].map(() => open(db))) : [await open(db), await open(db)];
+      const stores =
+        target.name === 'PostgreSQL'
+          ? await Promise.all([1, 2, 3, 4].map(() => open(db)))
+          : [await open(db), await open(db)];
       for (const s of stores) await s.close();
       const rows = await db.sql('select count(*) as n from sis_migrations');
       assert.equal(Number(rows[0]!['n']), migrations.length);
@@ -108,12 +121,26 @@ for (const target of storeTargets) {
       await withFreshStore(target, async (store) => {
         await store.importDataset(DEMO_DATASET);
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '1'), [
-          { id_student: '10', fullName: 'Plain Name', id_device: null, ShowActive: '1', school_base_url: 'http://school-b.example' },
+          {
+            id_student: '10',
+            fullName: 'Plain Name',
+            id_device: null,
+            ShowActive: '1',
+            school_base_url: 'http://school-b.example',
+          },
         ]);
         assert.deepEqual(await store.studentsOfSchool('http://school-b.example', '0'), [
-          { id_student: '11', fullName: '', id_device: '', ShowActive: '0', school_base_url: 'http://school-b.example' },
+          {
+            id_student: '11',
+            fullName: '',
+            id_device: '',
+            ShowActive: '0',
+            school_base_url: 'http://school-b.example',
+          },
         ]);
-        await store.importDataset({ students: [{ id_student: '', fullName: null, id_device: null, ShowActive: '', school_base_url: '' }] });
+        await store.importDataset({
+          students: [{ id_student: '', fullName: null, id_device: null, ShowActive: '', school_base_url: '' }],
+        });
         assert.deepEqual(await store.studentsOfSchool('', ''), [
           { id_student: '', fullName: null, id_device: null, ShowActive: '', school_base_url: '' },
         ]);
@@ -131,7 +158,13 @@ for (const target of storeTargets) {
         assert.equal(await store.deviceToken('ESC'), null);
         assert.equal(await store.deviceToken('nope'), null);
         assert.equal(await store.deviceToken(''), null);
-        await store.importDataset({ devices: [{ id: '', token: '(empty-id)' }, { id: 'nul', token: null }, { id: '\u{1F600}', token: 'astral \u{1F600}' }] });
+        await store.importDataset({
+          devices: [
+            { id: '', token: '(empty-id)' },
+            { id: 'nul', token: null },
+            { id: '\u{1F600}', token: 'astral \u{1F600}' },
+          ],
+        });
         assert.equal(await store.deviceToken(''), '(empty-id)');
         assert.equal(await store.deviceToken('nul'), null);
         assert.equal(await store.deviceToken('\u{1F600}'), 'astral \u{1F600}');
@@ -152,7 +185,12 @@ for (const target of storeTargets) {
         await store.importDataset({ students: ['9', '10', '1', 'b', 'a'].map((id) => student(id)) });
         assert.deepEqual(ids(await store.studentsOfSchool('http://s.example', '1')), ['9', '10', '1', 'b', 'a']);
         const report = await store.importDataset({
-          students: [{ ...student('1'), fullName: 'Renamed' }, student('new'), student('9'), { ...student('b'), ShowActive: '0' }],
+          students: [
+            { ...student('1'), fullName: 'Renamed' },
+            student('new'),
+            student('9'),
+            { ...student('b'), ShowActive: '0' },
+          ],
         });
         assert.deepEqual(report, { students: 4, devices: 0, marks: 0, push: 0 });
         const active = await store.studentsOfSchool('http://s.example', '1');
@@ -169,7 +207,12 @@ for (const target of storeTargets) {
       await withFreshStore(target, async (store) => {
         const many = Array.from({ length: 2345 }, (_, i) => student(String(2345 - i), 'http://big.example'));
         const devices = Array.from({ length: 1234 }, (_, i) => ({ id: `d${i}`, token: `t${i}` }));
-        assert.deepEqual(await store.importDataset({ students: many, devices }), { students: 2345, devices: 1234, marks: 0, push: 0 });
+        assert.deepEqual(await store.importDataset({ students: many, devices }), {
+          students: 2345,
+          devices: 1234,
+          marks: 0,
+          push: 0,
+        });
         assert.deepEqual(ids(await store.studentsOfSchool('http://big.example', '1')), ids(many));
         assert.equal(await store.deviceToken('d1233'), 't1233');
       });
@@ -190,13 +233,29 @@ for (const target of storeTargets) {
         await store.importDataset(DEMO_DATASET);
         // Refused before any write: invalid data.
         await assert.rejects(
-          store.importDataset({ students: [student('ok'), { ...student('bad'), fullName: 'a\u0001' }] }, { replace: true }),
-          (error: unknown) => error instanceof DatasetError && /students\[1\]\.fullName: contains U\+0001/.test(error.message),
+          store.importDataset(
+            { students: [student('ok'), { ...student('bad'), fullName: 'a\u0001' }] },
+            { replace: true },
+          ),
+          (error: unknown) =>
+            error instanceof DatasetError && /students\[1\]\.fullName: contains U\+0001/.test(error.message),
         );
         // Refused by the database after several batches were written: a trigger fails the last device.
         await db.sql(FAIL_TRIGGER[target.name]);
         const students = Array.from({ length: 1200 }, (_, i) => student(`n${i}`));
-        await assert.rejects(store.importDataset({ students, devices: [{ id: 'fine', token: 't' }, { id: 'boom', token: 'x' }] }, { replace: true }), /boom/);
+        await assert.rejects(
+          store.importDataset(
+            {
+              students,
+              devices: [
+                { id: 'fine', token: 't' },
+                { id: 'boom', token: 'x' },
+              ],
+            },
+            { replace: true },
+          ),
+          /boom/,
+        );
         await assert.rejects(store.importDataset({ students, devices: [{ id: 'boom', token: 'x' }] }), /boom/);
         assert.deepEqual(ids(await store.studentsOfSchool('http://school-a.example', '1')), ['1', '2']);
         assert.deepEqual(await store.studentsOfSchool('http://s.example', '1'), []);
@@ -279,7 +338,11 @@ describe('opening', () => {
       connectionString: 'postgresql://u:p@h/db?sslmode=require',
       schema: 'a b',
     });
-    assert.deepEqual(parseDatabaseUrl('postgres://h/db'), { dialect: 'postgres', connectionString: 'postgres://h/db', schema: null });
+    assert.deepEqual(parseDatabaseUrl('postgres://h/db'), {
+      dialect: 'postgres',
+      connectionString: 'postgres://h/db',
+      schema: null,
+    });
     assert.throws(() => parseDatabaseUrl('mysql://h/db'), /unsupported database URL scheme "mysql:"/);
     assert.throws(() => parseDatabaseUrl('sqlite:'), /no database file/);
     assert.equal(redactDatabaseUrl('postgres://u:secret@h:5432/db'), 'postgres://u:***@h:5432/db');
@@ -290,10 +353,16 @@ describe('opening', () => {
   test('the URL chooses the dialect, and the opened store carries it', async (t) => {
     // What the service and the CLI ask before opening (app.ts, cli-store.ts) follows the URL alone.
     const file = dialectFor('sqlite:./data/sis.db');
-    assert.deepEqual([file.name, file.isServer, file.pooled, file.statementTimeoutLimitsRuns], ['sqlite', false, false, false]);
+    assert.deepEqual(
+      [file.name, file.isServer, file.pooled, file.statementTimeoutLimitsRuns],
+      ['sqlite', false, false, false],
+    );
     assert.equal(dialectFor('data/x.db'), file);
     const server = dialectFor('postgresql://u:p@h/db?schema=a');
-    assert.deepEqual([server.name, server.isServer, server.pooled, server.statementTimeoutLimitsRuns], ['postgres', true, true, true]);
+    assert.deepEqual(
+      [server.name, server.isServer, server.pooled, server.statementTimeoutLimitsRuns],
+      ['postgres', true, true, true],
+    );
     assert.throws(() => dialectFor('mysql://h/db'), DatabaseUrlError);
     for (const target of storeTargets) {
       await t.test(target.name, async (t) => {
@@ -311,7 +380,9 @@ describe('opening', () => {
 
   test('the demo dataset is the example file', async () => {
     const { readFile } = await import('node:fs/promises');
-    const example = JSON.parse(await readFile(new URL('../../examples/dataset.json', import.meta.url), 'utf8')) as Dataset;
+    const example = JSON.parse(
+      await readFile(new URL('../../examples/dataset.json', import.meta.url), 'utf8'),
+    ) as Dataset;
     assert.deepEqual(DEMO_DATASET, example);
   });
 });

@@ -16,7 +16,27 @@ const key = join(dir, 'key.pem');
 
 function makeCertificate(keyFile: string, certFile: string): boolean {
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     return true;
   } catch {
     return false;
@@ -41,7 +61,10 @@ function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: stri
 describe('HTTPS', { skip: haveOpenssl ? false : 'openssl is not installed: cannot make a test certificate' }, () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ env: { SIS_TLS_CERT: cert, SIS_TLS_KEY: key }, dataset: { devices: [{ id: '1', token: 'tok-1' }] } });
+    server = await startTestServer({
+      env: { SIS_TLS_CERT: cert, SIS_TLS_KEY: key },
+      dataset: { devices: [{ id: '1', token: 'tok-1' }] },
+    });
   });
   after(() => server.close());
 
@@ -67,7 +90,10 @@ describe('HTTPS', { skip: haveOpenssl ? false : 'openssl is not installed: canno
     assert.ok(makeCertificate(otherKey, join(dir, 'other-cert.pem')));
     assert.throws(
       () => loadConfig({ SIS_TLS_CERT: cert, SIS_TLS_KEY: otherKey }),
-      (err: unknown) => err instanceof ConfigError && err.problems.length === 1 && /^SIS_TLS_KEY=".*" does not match the certificate in SIS_TLS_CERT=/.test(err.problems[0]!),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 1 &&
+        /^SIS_TLS_KEY=".*" does not match the certificate in SIS_TLS_CERT=/.test(err.problems[0]!),
     );
     assert.throws(() => loadConfig({ SIS_TLS_CERT: cert }), /SIS_TLS_KEY: required when SIS_TLS_CERT is set/);
   });

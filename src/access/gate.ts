@@ -50,7 +50,8 @@ export class Gate {
     const header = (name: string): string | undefined => req.header(name);
     if (this.limiter === null) return this.access.checkKey(service, header);
     const decision = this.limiter.hit(address);
-    const then = (d: RateDecision): Refusal | null => (d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs });
+    const then = (d: RateDecision): Refusal | null =>
+      d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs };
     return decision instanceof Promise ? decision.then(then) : then(decision);
   }
 

@@ -9,7 +9,11 @@ import { MemoryRateLimiter } from './rate-limit.js';
 import type { RateLimiter } from './rate-limit.js';
 
 /** `redis` is the state Redis's failures and recoveries are told to (logged once per change). */
-export async function createRateLimiter(rule: RateLimit, redisUrl: string | null, redis: Dependency): Promise<RateLimiter> {
+export async function createRateLimiter(
+  rule: RateLimit,
+  redisUrl: string | null,
+  redis: Dependency,
+): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');

@@ -91,7 +91,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     ...(pruner === null ? {} : { retention: () => pruner }),
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
   });
-  const limiter = config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
+  const limiter =
+    config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
   const gate = new Gate(
     config,
     limiter,
@@ -99,7 +100,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   );
   const state: ServerState = { draining: false };
   const metrics =
-    options.metricsSource?.(registry) ?? (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
+    options.metricsSource?.(registry) ??
+    (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
   const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
   const authCodes: AuthCodePolicy = {
     maxPerHour: config.authCodesPerHour,
@@ -139,7 +141,10 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     },
     close() {
       closing ??= (async () => {
-        const clean = await drainer.drain({ graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs }, log);
+        const clean = await drainer.drain(
+          { graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs },
+          log,
+        );
         // The delivery in progress ends (and is recorded) while the store is still open.
         await outbox?.stop();
         await pruner?.stop();
@@ -154,8 +159,12 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
 
 /** Whether the extended push settings are behind an API key or an allow-list. */
 function pushSettingsProtected(config: Config): boolean {
-  const covers = (services: readonly string[] | null): boolean => services === null || services.includes('PushNotificationMobile');
-  return (config.apiKeys.length > 0 && covers(config.apiKeyServices)) || (config.allowFrom.length > 0 && covers(config.allowFromServices));
+  const covers = (services: readonly string[] | null): boolean =>
+    services === null || services.includes('PushNotificationMobile');
+  return (
+    (config.apiKeys.length > 0 && covers(config.apiKeyServices)) ||
+    (config.allowFrom.length > 0 && covers(config.allowFromServices))
+  );
 }
 
 function isOutboxStore(store: Store): store is Store & OutboxStore {
@@ -166,7 +175,12 @@ function isOutboxStore(store: Store): store is Store & OutboxStore {
  * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
  * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
  */
-function startOutbox(config: Config, log: Logger, store: OutboxStore | null, health: DependencyHealth): OutboxWorker | null {
+function startOutbox(
+  config: Config,
+  log: Logger,
+  store: OutboxStore | null,
+  health: DependencyHealth,
+): OutboxWorker | null {
   const webhook = config.smsWebhook;
   if (webhook === null) {
     log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
@@ -184,7 +198,10 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore | null, hea
     health,
   });
   worker.start();
-  log.info({ gateway: new URL(webhook.url).origin, pollMs, maxAttempts }, 'outbox: delivering codes to the SMS gateway');
+  log.info(
+    { gateway: new URL(webhook.url).origin, pollMs, maxAttempts },
+    'outbox: delivering codes to the SMS gateway',
+  );
   return worker;
 }
 
@@ -213,13 +230,19 @@ function startPruner(config: Config, log: Logger, store: Store): Pruner | null {
  * answers the documented server fault and reports not ready (/readyz) while it retries with
  * back-off, then loads the demo data once the database answers.
  */
-async function openOwnStore(config: Config, log: Logger, health: DependencyHealth, onFatal?: (err: unknown) => void): Promise<Store> {
+async function openOwnStore(
+  config: Config,
+  log: Logger,
+  health: DependencyHealth,
+  onFatal?: (err: unknown) => void,
+): Promise<Store> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
     onBackgroundError: (err) => {
-      if (!noteDatabaseFailure(health, err)) log.warn({ err }, 'database connection error (the pool replaces the connection)');
+      if (!noteDatabaseFailure(health, err))
+        log.warn({ err }, 'database connection error (the pool replaces the connection)');
     },
   };
   const loadDemo = async (store: Store): Promise<void> => {
@@ -247,7 +270,13 @@ async function openOwnStore(config: Config, log: Logger, health: DependencyHealt
       firstFailure();
     },
   });
-  const first = await Promise.race([store.opened.then(() => 'open' as const, (err: unknown) => ({ err })), failedOnce]);
+  const first = await Promise.race([
+    store.opened.then(
+      () => 'open' as const,
+      (err: unknown) => ({ err }),
+    ),
+    failedOnce,
+  ]);
   if (typeof first === 'object') {
     await store.close();
     throw first.err;

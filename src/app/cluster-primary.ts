@@ -12,7 +12,14 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
 import { openStore } from '../store/open-store.js';
-import { DRAIN, LISTENER_CLOSED, METRICS_REQ, METRICS_RES, STARTUP_FAILED, STOP_LISTENING } from './cluster-messages.js';
+import {
+  DRAIN,
+  LISTENER_CLOSED,
+  METRICS_REQ,
+  METRICS_RES,
+  STARTUP_FAILED,
+  STOP_LISTENING,
+} from './cluster-messages.js';
 import type { Control, MetricsRequest, MetricsResponse, StartupFailedMessage } from './cluster-messages.js';
 import type { SignalSource } from './signals.js';
 import { RelayedStartupFailure } from './startup-errors.js';
@@ -131,14 +138,19 @@ class Primary {
 async function prepareDatabase(config: Config, log: Logger): Promise<void> {
   const store = await openStore(config.databaseUrl, { poolSize: 1 });
   try {
-    if (config.demoData && (await store.isEmpty())) log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
+    if (config.demoData && (await store.isEmpty()))
+      log.info(await store.importDataset(DEMO_DATASET), 'empty database: demo data loaded');
   } finally {
     await store.close();
   }
 }
 
 /** A worker's /metrics: every worker's registry, gathered here. */
-function answerMetrics(aggregator: AggregatorRegistry<RegistryContentType>, worker: Worker, message: MetricsRequest): void {
+function answerMetrics(
+  aggregator: AggregatorRegistry<RegistryContentType>,
+  worker: Worker,
+  message: MetricsRequest,
+): void {
   const reply = (r: Omit<MetricsResponse, 'type' | 'id'>): void => {
     if (worker.isConnected()) worker.send({ type: METRICS_RES, id: message.id, ...r } satisfies MetricsResponse);
   };

@@ -7,9 +7,15 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import type { StartupFailure } from './startup-errors.js';
-import { DRAIN, LISTENER_CLOSED, METRICS_REQ, METRICS_RES, STARTUP_FAILED, STOP_LISTENING } from './cluster-messages.js';
+import {
+  DRAIN,
+  LISTENER_CLOSED,
+  METRICS_REQ,
+  METRICS_RES,
+  STARTUP_FAILED,
+  STOP_LISTENING,
+} from './cluster-messages.js';
 import type { Control, MetricsRequest, MetricsResponse, StartupFailedMessage } from './cluster-messages.js';
-
 
 /**
  * In a worker that could not start: hands the failure to the primary, which reports it once for
@@ -27,7 +33,6 @@ export function relayStartupFailure(failure: StartupFailure): Promise<void> {
     process.send({ type: STARTUP_FAILED, failure } satisfies StartupFailedMessage);
   });
 }
-
 
 /**
  * In a worker: resolves when the primary says to drain, or is gone. The primary coordinates the
@@ -54,7 +59,10 @@ export function workerMetrics(registry: Registry): () => Promise<MetricsText> {
   // prom-client answers the primary's collection requests once an AggregatorRegistry exists here.
   new AggregatorRegistry();
   AggregatorRegistry.setRegistries([registry]);
-  const pending = new Map<number, { resolve: (t: MetricsText) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  const pending = new Map<
+    number,
+    { resolve: (t: MetricsText) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+  >();
   let next = 0;
   process.on('message', (message: MetricsResponse) => {
     if (message?.type !== METRICS_RES) return;

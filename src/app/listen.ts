@@ -36,7 +36,10 @@ function addressError(error: NodeJS.ErrnoException, host: string, port: number):
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
-      return new AddressError(`HOST=${host} does not resolve to an address here (${error.code}): set HOST to an IP address or a name this machine resolves`, because);
+      return new AddressError(
+        `HOST=${host} does not resolve to an address here (${error.code}): set HOST to an IP address or a name this machine resolves`,
+        because,
+      );
     default:
       return new AddressError(`cannot listen on ${shown} (${error.message}): check HOST and PORT`, because);
   }

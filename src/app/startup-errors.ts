@@ -54,13 +54,25 @@ export class RelayedStartupFailure extends Error {
 export function describeStartupFailure(error: unknown): StartupFailure {
   if (error instanceof RelayedStartupFailure) return error.failure;
   if (error instanceof ConfigError) {
-    return { code: error.code, exitStatus: EXIT_STATUS.config, lines: error.problems.map((p) => `invalid configuration: ${p}`) };
+    return {
+      code: error.code,
+      exitStatus: EXIT_STATUS.config,
+      lines: error.problems.map((p) => `invalid configuration: ${p}`),
+    };
   }
   if (error instanceof DatabaseUrlError) {
-    return { code: error.code, exitStatus: EXIT_STATUS.config, lines: [`invalid configuration: SIS_DATABASE_URL: ${error.message}`] };
+    return {
+      code: error.code,
+      exitStatus: EXIT_STATUS.config,
+      lines: [`invalid configuration: SIS_DATABASE_URL: ${error.message}`],
+    };
   }
   if (error instanceof StartupError) {
-    return { code: error.code, exitStatus: STATUS_BY_CODE[error.code] ?? EXIT_STATUS.failure, lines: [`cannot start: ${error.message}`] };
+    return {
+      code: error.code,
+      exitStatus: STATUS_BY_CODE[error.code] ?? EXIT_STATUS.failure,
+      lines: [`cannot start: ${error.message}`],
+    };
   }
   return {
     code: 'ERR_STARTUP',

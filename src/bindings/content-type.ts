@@ -36,7 +36,10 @@ function parse(header: string): MediaType {
     const eq = p.indexOf('=');
     if (eq < 0) continue;
     const v = p.slice(eq + 1).trim();
-    params.push([p.slice(0, eq).trim().toLowerCase(), v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1) : v]);
+    params.push([
+      p.slice(0, eq).trim().toLowerCase(),
+      v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1) : v,
+    ]);
   }
   return {
     base,

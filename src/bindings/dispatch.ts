@@ -1,5 +1,12 @@
 import type { Config } from '../config/config.js';
-import { HttpBindingError, InvalidArgumentError, OperationFailedError, PageError, ServiceError, SoapFaultError } from '../errors/errors.js';
+import {
+  HttpBindingError,
+  InvalidArgumentError,
+  OperationFailedError,
+  PageError,
+  ServiceError,
+  SoapFaultError,
+} from '../errors/errors.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Kept } from './answer-cache.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
@@ -48,7 +55,11 @@ export interface Outcome {
 export const OPERATION_FAILED = 'The service could not complete the request. The error has been logged.';
 
 const notFound = (): PageError =>
-  new PageError(404, 'The resource cannot be found.', 'The requested URL was not found on this server. Check the service file name.');
+  new PageError(
+    404,
+    'The resource cannot be found.',
+    'The requested URL was not found on this server. Check the service file name.',
+  );
 
 /**
  * Routes a request as ASMX does: the `.asmx` file (case-insensitive), then the verb and path
@@ -94,7 +105,12 @@ export class Dispatcher {
   }
 
   /** `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise. */
-  private serviceEndpoint(ex: Exchange, routes: ServiceRoutes, service: string, query: string): Outcome | Promise<Outcome> {
+  private serviceEndpoint(
+    ex: Exchange,
+    routes: ServiceRoutes,
+    service: string,
+    query: string,
+  ): Outcome | Promise<Outcome> {
     if (ex.method === 'POST') return this.soap(ex, routes, service);
     if (ex.method !== 'GET') {
       return { service, reply: pageReply(new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.')) };
@@ -110,7 +126,11 @@ export class Dispatcher {
       reply:
         reply ??
         pageReply(
-          new PageError(404, 'The resource cannot be found.', 'This service has one service description, with no separate parts: ask for ?WSDL (or ?disco).'),
+          new PageError(
+            404,
+            'The resource cannot be found.',
+            'This service has one service description, with no separate parts: ask for ?WSDL (or ?disco).',
+          ),
         ),
     };
   }
@@ -136,7 +156,11 @@ export class Dispatcher {
     const operation = read.call.op.name;
     if (read.mustUnderstand !== null) {
       // ASMX checks after running the method; we check before, so a refused call changes nothing.
-      const fault = new SoapFaultError('MustUnderstand', `SOAP header ${read.mustUnderstand} was not understood.`, true);
+      const fault = new SoapFaultError(
+        'MustUnderstand',
+        `SOAP header ${read.mustUnderstand} was not understood.`,
+        true,
+      );
       return { service, binding, operation, reply: soapErrorReply(version, fault) };
     }
     const writer = routes.writers.get(read.call.op)!;
@@ -205,7 +229,8 @@ export class Dispatcher {
     failure: (error: OperationFailedError | InvalidArgumentError) => Reply,
   ): Outcome | Promise<Outcome> {
     const kept = this.cached(binding, call);
-    if (kept instanceof Promise) return kept.then((found) => this.answerWith(found, call, service, binding, reply, failure));
+    if (kept instanceof Promise)
+      return kept.then((found) => this.answerWith(found, call, service, binding, reply, failure));
     return this.answerWith(kept, call, service, binding, reply, failure);
   }
 
@@ -220,7 +245,8 @@ export class Dispatcher {
     const operation = call.op.name;
     if (kept?.reply !== undefined) return { service, binding, operation, reply: kept.reply };
     return this.invoke(call).then((result) => {
-      if (result.error !== undefined) return { service, binding, operation, cause: result.cause, reply: failure(result.error) };
+      if (result.error !== undefined)
+        return { service, binding, operation, cause: result.cause, reply: failure(result.error) };
       const built = reply(result.value);
       if (kept !== null) this.cache?.set(kept.key, kept.version, built);
       return { service, binding, operation, reply: built };

@@ -21,4 +21,3 @@ export function readHttpPost(op: Operation, contentType: string | undefined, bod
   }
   return bindHttpArgs(op, readUrlEncoded(op, body.toString('utf8'), maxFields));
 }
-

@@ -41,7 +41,9 @@ export function bindHttpArgs(op: Operation, fields: ReadonlyMap<string, string>)
     if (hasXmlForbiddenChar(value)) {
       // Decision 4: such a value could only produce an ill-formed answer; say so instead.
       throw new HttpBindingError(
-        escapeHtml(`Parameter ${p.name} holds a character that XML 1.0 does not allow; remove control characters from the value.`),
+        escapeHtml(
+          `Parameter ${p.name} holds a character that XML 1.0 does not allow; remove control characters from the value.`,
+        ),
       );
     }
     if (p.type === 'char') {

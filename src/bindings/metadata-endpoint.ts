@@ -33,7 +33,8 @@ export class MetadataEndpoint {
     const path = `${req.basePath}${service.name}.asmx`;
     const address = `${req.origin}${path}`;
     if (key === 'wsdl') return xml(this.cached(`wsdl ${address}`, () => renderWsdl(service, this.namespace, address)));
-    if (key === 'disco') return xml(this.cached(`disco ${address}`, () => renderDisco(service, this.namespace, address)));
+    if (key === 'disco')
+      return xml(this.cached(`disco ${address}`, () => renderDisco(service, this.namespace, address)));
     if (key.startsWith('wsdl=') || key.startsWith('schema=') || key.startsWith('disco=')) return null;
     const opts = { namespace: this.namespace, path, host: req.host, showTestForm: req.showTestForm };
     if (key.startsWith('op=')) {

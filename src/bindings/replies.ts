@@ -40,7 +40,12 @@ export function soapErrorReply(version: SoapVersion, err: ServiceError): Reply {
     return { status: 415, contentType: version.contentType, body: '', invoked: false };
   }
   if (err instanceof SoapFaultError) {
-    return { status: 500, contentType: version.contentType, body: version.fault(err.faultCode, err.message), invoked: err.invoked };
+    return {
+      status: 500,
+      contentType: version.contentType,
+      body: version.fault(err.faultCode, err.message),
+      invoked: err.invoked,
+    };
   }
   if (err instanceof InvalidArgumentError) {
     return { status: 500, contentType: version.contentType, body: version.fault('Client', err.message), invoked: true };
@@ -76,7 +81,9 @@ export function httpErrorReply(err: ServiceError): Reply {
   const text =
     err instanceof HttpBindingError
       ? err.message
-      : err instanceof OperationFailedError || err instanceof RequestTooLargeError || err instanceof InvalidArgumentError
+      : err instanceof OperationFailedError ||
+          err instanceof RequestTooLargeError ||
+          err instanceof InvalidArgumentError
         ? escapeHtml(err.message)
         : 'An internal error occurred.';
   return { status: 500, contentType: 'text/plain; charset=utf-8', body: `${text}\r\n`, invoked: err.invoked };
@@ -103,7 +110,12 @@ const TEXT_PLAIN = 'text/plain; charset=utf-8';
 export function refusalReply(refusal: Refusal): Reply {
   switch (refusal.reason) {
     case 'address':
-      return { status: 403, contentType: TEXT_PLAIN, body: 'Forbidden: this client address is not allowed.\r\n', invoked: false };
+      return {
+        status: 403,
+        contentType: TEXT_PLAIN,
+        body: 'Forbidden: this client address is not allowed.\r\n',
+        invoked: false,
+      };
     case 'key':
       return {
         status: 401,
@@ -114,13 +126,24 @@ export function refusalReply(refusal: Refusal): Reply {
       };
     case 'rate': {
       const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
-      return { status: 429, contentType: TEXT_PLAIN, body: 'Too Many Requests: slow down and retry later.\r\n', invoked: false, headers: [['Retry-After', String(seconds)]] };
+      return {
+        status: 429,
+        contentType: TEXT_PLAIN,
+        body: 'Too Many Requests: slow down and retry later.\r\n',
+        invoked: false,
+        headers: [['Retry-After', String(seconds)]],
+      };
     }
   }
 }
 
 /** A failure of ours outside any operation: safe words only, the cause goes to the log. */
-export const INTERNAL_ERROR: Reply = { status: 500, contentType: TEXT_PLAIN, body: 'An internal error occurred.\r\n', invoked: false };
+export const INTERNAL_ERROR: Reply = {
+  status: 500,
+  contentType: TEXT_PLAIN,
+  body: 'An internal error occurred.\r\n',
+  invoked: false,
+};
 
 /**
  * The whole raw answer to a request node:http could not parse (no request object exists, so no

@@ -18,7 +18,6 @@ export interface ServiceRoutes {
   readonly writers: ReadonlyMap<Operation, ResultWriter>;
 }
 
-
 export function buildServiceRoutes(service: Service, namespace: string): ServiceRoutes {
   const byAction = new Map<string, Operation>();
   const byElement = new Map<string, Operation>();

@@ -1,4 +1,10 @@
-import { SoapFaultError, UNABLE_TO_PROCESS, UNABLE_TO_READ, UnsupportedMediaTypeError, XmlReadError } from '../errors/errors.js';
+import {
+  SoapFaultError,
+  UNABLE_TO_PROCESS,
+  UNABLE_TO_READ,
+  UnsupportedMediaTypeError,
+  XmlReadError,
+} from '../errors/errors.js';
 import type { ServiceError } from '../errors/errors.js';
 import { parseMediaType } from './content-type.js';
 import type { MediaType } from './content-type.js';
@@ -72,7 +78,11 @@ function readEnvelopeOrError(body: Buffer, media: MediaType, namespace: string, 
 function routeSoap11(routes: ServiceRoutes, soapAction: string | undefined): Routed {
   const action = decodeAction(unquote(soapAction ?? ''));
   const op = routes.byAction.get(action);
-  return op !== undefined ? { op } : { error: new SoapFaultError('Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`) };
+  return op !== undefined
+    ? { op }
+    : {
+        error: new SoapFaultError('Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`),
+      };
 }
 
 /** SOAP 1.2: the Content-Type `action`, else the body element. */
@@ -116,7 +126,8 @@ function settleVersion(
   if (envelope.root === null) return { version: guess, error: envelope.error ?? internal() };
   const version = versionOfNamespace(envelope.root.ns);
   if (version === undefined) return versionMismatch(envelope.root.ns);
-  if (version === SOAP11 && media.base !== 'text/xml') return { version, error: new UnsupportedMediaTypeError(contentType ?? '') };
+  if (version === SOAP11 && media.base !== 'text/xml')
+    return { version, error: new UnsupportedMediaTypeError(contentType ?? '') };
   return { version };
 }
 

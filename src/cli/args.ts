@@ -19,12 +19,23 @@ export interface ParsedArgs {
   readonly positionals: readonly string[];
 }
 
-export function parseArgs(args: readonly string[], specs: readonly OptionSpec[]): ParsedArgs | { readonly error: string } {
+export function parseArgs(
+  args: readonly string[],
+  specs: readonly OptionSpec[],
+): ParsedArgs | { readonly error: string } {
   // Node's parser splits the arguments (`--x=v`, `--x v`, `--`, `-`, `-h`); the checks and their
   // messages are ours, so it runs lenient and every option it saw is judged here.
-  const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
   for (const spec of specs) config[spec.name] = { type: spec.value === true ? 'string' : 'boolean' };
-  const { tokens } = parseNodeArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = parseNodeArgs({
+    args: [...args],
+    options: config,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const options = new Map<string, string | true>();
   const positionals: string[] = [];
   let help = false;

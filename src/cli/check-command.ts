@@ -63,15 +63,26 @@ export function createCheckCommand(output: CommandOutput = processOutput): Comma
         } catch (error) {
           if (!(error instanceof ConfigError)) throw error;
           for (const problem of error.problems) line('configuration', { ok: false, text: `FAILED: ${problem}` });
-          for (const name of ['database', 'tls', 'redis', 'sms gateway']) line(name, skipped('the configuration is invalid'));
+          for (const name of ['database', 'tls', 'redis', 'sms gateway'])
+            line(name, skipped('the configuration is invalid'));
           return 1;
         }
         line('configuration', ok());
         line('database', await checkDatabase(config));
         line('tls', checkTls(config));
-        line('redis', config.redisUrl === null ? skipped('SIS_REDIS_URL is not set') : await attempt(() => probeRedis(config.redisUrl!, PROBE_TIMEOUT_MS)));
+        line(
+          'redis',
+          config.redisUrl === null
+            ? skipped('SIS_REDIS_URL is not set')
+            : await attempt(() => probeRedis(config.redisUrl!, PROBE_TIMEOUT_MS)),
+        );
         const webhook = config.smsWebhook;
-        line('sms gateway', webhook === null ? skipped('SIS_SMS_WEBHOOK_URL is not set') : await attempt(() => probeWebhook(webhook.url, Math.min(webhook.timeoutMs, PROBE_TIMEOUT_MS))));
+        line(
+          'sms gateway',
+          webhook === null
+            ? skipped('SIS_SMS_WEBHOOK_URL is not set')
+            : await attempt(() => probeWebhook(webhook.url, Math.min(webhook.timeoutMs, PROBE_TIMEOUT_MS))),
+        );
         return passed ? 0 : 1;
       },
     },
@@ -121,8 +132,13 @@ function checkTls(config: Config): Outcome {
   const from = new Date(cert.validFrom);
   const to = new Date(cert.validTo);
   const subject = cert.subject.replace(/\n/g, ', ');
-  if (now < from.getTime()) return { ok: false, text: `FAILED: the certificate (${subject}) is not valid before ${from.toISOString()}: check the clock, or use a current certificate` };
-  if (now > to.getTime()) return { ok: false, text: `FAILED: the certificate (${subject}) expired on ${to.toISOString()}: renew it` };
+  if (now < from.getTime())
+    return {
+      ok: false,
+      text: `FAILED: the certificate (${subject}) is not valid before ${from.toISOString()}: check the clock, or use a current certificate`,
+    };
+  if (now > to.getTime())
+    return { ok: false, text: `FAILED: the certificate (${subject}) expired on ${to.toISOString()}: renew it` };
   const days = Math.floor((to.getTime() - now) / 86_400_000);
   return ok(`${subject}, valid until ${to.toISOString()} (${days} days)`);
 }

@@ -65,7 +65,8 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
         if (format === 'csv' && table === undefined) {
           return usageError(`a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}`);
         }
-        if (format === 'json' && nullOption !== undefined) return usageError('--null is for CSV; JSON writes null itself');
+        if (format === 'json' && nullOption !== undefined)
+          return usageError('--null is for CSV; JSON writes null itself');
         let nullMarker = DEFAULT_NULL_MARKER;
         try {
           if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
@@ -80,7 +81,11 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
           const target = file === undefined ? null : await openTarget(file);
           const sink: TextSink = target?.stream ?? output.stdout;
           // Not over the data itself when both go to the same terminal.
-          const progress = new Progress(target !== null || output.stdout.isTTY !== true ? output.stderr : { write: () => undefined }, `exporting to ${file ?? 'standard output'}`, null);
+          const progress = new Progress(
+            target !== null || output.stdout.isTTY !== true ? output.stderr : { write: () => undefined },
+            `exporting to ${file ?? 'standard output'}`,
+            null,
+          );
           try {
             await writeText(sink, formatter.begin());
             const counts = await store.admin.export(tables, {
@@ -113,12 +118,16 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
 export const exportCommand: Command = createExportCommand();
 
 /** A file written beside its final name and renamed once complete: never a half export under that name. */
-async function openTarget(file: string): Promise<{ stream: WriteStream; commit(): Promise<void>; abandon(): Promise<void> }> {
+async function openTarget(
+  file: string,
+): Promise<{ stream: WriteStream; commit(): Promise<void>; abandon(): Promise<void> }> {
   const temporary = `${file}.partial-${process.pid}`;
   const stream = createWriteStream(temporary, { flags: 'wx' });
   await new Promise<void>((resolve, reject) => {
     stream.once('open', () => resolve());
-    stream.once('error', (error) => reject(new CommandError(`cannot write ${file}: ${errorMessage(error)}`, { cause: error })));
+    stream.once('error', (error) =>
+      reject(new CommandError(`cannot write ${file}: ${errorMessage(error)}`, { cause: error })),
+    );
   });
   return {
     stream,

@@ -92,83 +92,99 @@ interface Plan {
 /** A file that could not be read; its message is complete. */
 class InputError extends Error {}
 
-export function createImportCommand(output: CommandOutput = processOutput, stdin: AsyncIterable<Uint8Array | string> = process.stdin): Command {
+export function createImportCommand(
+  output: CommandOutput = processOutput,
+  stdin: AsyncIterable<Uint8Array | string> = process.stdin,
+): Command {
   const err = (line: string): unknown => output.stderr.write(`${line}\n`);
 
-  return defineCommand({
-    name: 'import',
-    summary: 'load a JSON dataset or a CSV table (students, devices, marks, push) streamed, all or nothing',
-    usage: USAGE,
-    options: SPECS,
-    positionals: true,
-    async run({ args, env, usageError }) {
-      const plan = makePlan(args);
-      if ('error' in plan) return usageError(plan.error);
-      let size: number | null = null;
-      if (plan.file !== '-') {
-        try {
-          const info = await stat(plan.file);
-          if (info.isDirectory()) {
-            err(`sis import: cannot read ${plan.file}: is a directory`);
+  return defineCommand(
+    {
+      name: 'import',
+      summary: 'load a JSON dataset or a CSV table (students, devices, marks, push) streamed, all or nothing',
+      usage: USAGE,
+      options: SPECS,
+      positionals: true,
+      async run({ args, env, usageError }) {
+        const plan = makePlan(args);
+        if ('error' in plan) return usageError(plan.error);
+        let size: number | null = null;
+        if (plan.file !== '-') {
+          try {
+            const info = await stat(plan.file);
+            if (info.isDirectory()) {
+              err(`sis import: cannot read ${plan.file}: is a directory`);
+              return 1;
+            }
+            size = info.isFile() ? info.size : null; // a pipe has no size: rows are counted instead
+          } catch (error) {
+            err(`sis import: ${readFailure(plan.file, error).message}`);
             return 1;
           }
-          size = info.isFile() ? info.size : null; // a pipe has no size: rows are counted instead
-        } catch (error) {
-          err(`sis import: ${readFailure(plan.file, error).message}`);
-          return 1;
         }
-      }
 
-      const run = async (store: SqlStore, into: string): Promise<number> => {
-        const progress = new Progress(output.stderr, `importing ${plan.file === '-' ? 'standard input' : basename(plan.file)}`, size);
-        let listed = 0;
-        const onProblem = (message: string): void => {
-          if (!plan.dryRun && listed >= MAX_LISTED_PROBLEMS) return;
-          listed++;
-          progress.done();
-          err(`  ${message}`);
-        };
-        const source = openSource(plan, stdin, progress);
-        let report: BulkImportReport;
-        try {
-          report = await store.admin.importStream(source, {
-            replace: plan.replace,
-            dryRun: plan.dryRun,
-            onProblem,
-            onPhase: (phase) => progress.phase(phase === 'checking' ? 'checking keys' : 'writing'),
-          });
-        } catch (error) {
-          progress.done();
-          const nothing = plan.dryRun ? ' (dry run: nothing was written)' : '; nothing was imported';
-          if (error instanceof ImportRejectedError) {
-            if (error.problems > listed) err(`  ... and ${plural(error.problems - listed, 'more problem')}`);
-            err(`sis import: ${plan.name}: ${plural(error.problems, 'problem')}${nothing}`);
-          } else if (error instanceof InvalidUtf8Error) {
-            err(`sis import: ${plan.name}: ${error.message}${nothing}`);
-          } else if (error instanceof InputError) {
-            err(`sis import: ${error.message}${nothing}`);
-          } else {
-            err(`sis import: ${into}: ${errorMessage(error)}${nothing}`);
+        const run = async (store: SqlStore, into: string): Promise<number> => {
+          const progress = new Progress(
+            output.stderr,
+            `importing ${plan.file === '-' ? 'standard input' : basename(plan.file)}`,
+            size,
+          );
+          let listed = 0;
+          const onProblem = (message: string): void => {
+            if (!plan.dryRun && listed >= MAX_LISTED_PROBLEMS) return;
+            listed++;
+            progress.done();
+            err(`  ${message}`);
+          };
+          const source = openSource(plan, stdin, progress);
+          let report: BulkImportReport;
+          try {
+            report = await store.admin.importStream(source, {
+              replace: plan.replace,
+              dryRun: plan.dryRun,
+              onProblem,
+              onPhase: (phase) => progress.phase(phase === 'checking' ? 'checking keys' : 'writing'),
+            });
+          } catch (error) {
+            progress.done();
+            const nothing = plan.dryRun ? ' (dry run: nothing was written)' : '; nothing was imported';
+            if (error instanceof ImportRejectedError) {
+              if (error.problems > listed) err(`  ... and ${plural(error.problems - listed, 'more problem')}`);
+              err(`sis import: ${plan.name}: ${plural(error.problems, 'problem')}${nothing}`);
+            } else if (error instanceof InvalidUtf8Error) {
+              err(`sis import: ${plan.name}: ${error.message}${nothing}`);
+            } else if (error instanceof InputError) {
+              err(`sis import: ${error.message}${nothing}`);
+            } else {
+              err(`sis import: ${into}: ${errorMessage(error)}${nothing}`);
+            }
+            return 1;
           }
-          return 1;
-        }
-        progress.done();
-        const what = describeRows(report, source.tables);
-        if (plan.dryRun) {
-          output.stdout.write(`${plan.name}: valid, ${what} (dry run: nothing was written)\n`);
-        } else {
-          const replaced = plan.replace ? `, replacing the previous ${listText(source.tables.map((t) => (t === 'push' ? 'push settings' : t)))}` : '';
-          output.stdout.write(`imported ${what} into ${into}${replaced}\n`);
-        }
-        return 0;
-      };
+          progress.done();
+          const what = describeRows(report, source.tables);
+          if (plan.dryRun) {
+            output.stdout.write(`${plan.name}: valid, ${what} (dry run: nothing was written)\n`);
+          } else {
+            const replaced = plan.replace
+              ? `, replacing the previous ${listText(source.tables.map((t) => (t === 'push' ? 'push settings' : t)))}`
+              : '';
+            output.stdout.write(`imported ${what} into ${into}${replaced}\n`);
+          }
+          return 0;
+        };
 
-      if (plan.dryRun) return dryRun(run);
-      return withCommandStore('import', output, env, { migrations: 'apply', bulk: true, failureNote: '; nothing was imported' }, (store, db) =>
-        run(store, db.shownUrl),
-      );
+        if (plan.dryRun) return dryRun(run);
+        return withCommandStore(
+          'import',
+          output,
+          env,
+          { migrations: 'apply', bulk: true, failureNote: '; nothing was imported' },
+          (store, db) => run(store, db.shownUrl),
+        );
+      },
     },
-  }, output);
+    output,
+  );
 }
 
 export const importCommand: Command = createImportCommand();
@@ -180,11 +196,15 @@ function makePlan(parsed: ParsedArgs): Plan | { error: string } {
   const file = files[0]!;
   const table = (optionValue(parsed, 'table') ?? null) as TableName | null;
   // A table name or a .csv file name says CSV; --format says it when neither does (standard input).
-  const format = (optionValue(parsed, 'format') ?? (table !== null || /\.csv$/i.test(file) ? 'csv' : 'json')) as 'json' | 'csv';
+  const format = (optionValue(parsed, 'format') ?? (table !== null || /\.csv$/i.test(file) ? 'csv' : 'json')) as
+    'json' | 'csv';
   const nullOption = optionValue(parsed, 'null');
-  if (format === 'csv' && table === null) return { error: `a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}` };
-  if (format === 'json' && table !== null) return { error: '--table is for CSV files; a JSON file names its tables itself' };
-  if (format === 'json' && nullOption !== undefined) return { error: '--null is for CSV files; JSON writes null itself' };
+  if (format === 'csv' && table === null)
+    return { error: `a CSV file holds one table: name it with --table ${TABLE_NAMES.join('|')}` };
+  if (format === 'json' && table !== null)
+    return { error: '--table is for CSV files; a JSON file names its tables itself' };
+  if (format === 'json' && nullOption !== undefined)
+    return { error: '--null is for CSV files; JSON writes null itself' };
   let nullMarker = DEFAULT_NULL_MARKER;
   try {
     if (nullOption !== undefined) nullMarker = checkNullMarker(nullOption);
@@ -253,7 +273,11 @@ async function dryRun(run: (store: SqlStore, into: string) => Promise<number>): 
 
 /** `5 students and 5 devices`, `5 students, 0 devices, 12 marks and the push settings`. */
 export function describeRows(report: BulkImportReport, tables: readonly TableName[]): string {
-  return listText(tables.map((t) => (t === 'push' ? (report.push > 0 ? 'the push settings' : 'no push settings') : plural(report[t], t.slice(0, -1)))));
+  return listText(
+    tables.map((t) =>
+      t === 'push' ? (report.push > 0 ? 'the push settings' : 'no push settings') : plural(report[t], t.slice(0, -1)),
+    ),
+  );
 }
 
 /** `a`, `a and b`, `a, b and c`. */

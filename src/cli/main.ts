@@ -11,7 +11,20 @@ import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
 import { checkCommand } from './check-command.js';
 
-const commands: readonly Command[] = [serveCommand, checkCommand, importCommand, exportCommand, statsCommand, schoolsCommand, studentsCommand, devicesCommand, migrateCommand, outboxCommand, pruneCommand, hashKeyCommand];
+const commands: readonly Command[] = [
+  serveCommand,
+  checkCommand,
+  importCommand,
+  exportCommand,
+  statsCommand,
+  schoolsCommand,
+  studentsCommand,
+  devicesCommand,
+  migrateCommand,
+  outboxCommand,
+  pruneCommand,
+  hashKeyCommand,
+];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

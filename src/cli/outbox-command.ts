@@ -40,7 +40,17 @@ const SPECS = [
   { name: 'failed' },
 ] as const;
 
-const HEADER = ['id', 'state', 'attempts', 'phone', 'code', 'created_at', 'next_attempt_at', 'delivered_at', 'last_error'];
+const HEADER = [
+  'id',
+  'state',
+  'attempts',
+  'phone',
+  'code',
+  'created_at',
+  'next_attempt_at',
+  'delivered_at',
+  'last_error',
+];
 
 export function createOutboxCommand(output: CommandOutput = processOutput): Command {
   return defineCommand(
@@ -67,11 +77,16 @@ export function createOutboxCommand(output: CommandOutput = processOutput): Comm
   );
 }
 
-async function list({ args, env, usageError }: CommandCall, output: CommandOutput, problem: string | null): Promise<number> {
+async function list(
+  { args, env, usageError }: CommandCall,
+  output: CommandOutput,
+  problem: string | null,
+): Promise<number> {
   if (problem !== null) return usageError(problem);
   const limitText = optionValue(args, 'limit') ?? '100';
   const limit = Number(limitText);
-  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1_000_000) return usageError(`--limit must be a whole number from 1 to 1000000, not ${JSON.stringify(limitText)}`);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1_000_000)
+    return usageError(`--limit must be a whole number from 1 to 1000000, not ${JSON.stringify(limitText)}`);
   const state = optionValue(args, 'state') as OutboxState | undefined;
   return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
     const messages = await store.listOutbox({ ...(state === undefined ? {} : { state }), limit });
@@ -96,11 +111,17 @@ async function list({ args, env, usageError }: CommandCall, output: CommandOutpu
   });
 }
 
-async function retry({ args, env, usageError }: CommandCall, output: CommandOutput, problem: string | null, rest: readonly string[]): Promise<number> {
+async function retry(
+  { args, env, usageError }: CommandCall,
+  output: CommandOutput,
+  problem: string | null,
+  rest: readonly string[],
+): Promise<number> {
   if (problem !== null) return usageError(problem);
   const all = args.options.has('failed');
   if (all && rest.length > 0) return usageError('give message ids or --failed, not both');
-  if (!all && rest.length === 0) return usageError('name the messages to retry by id, or use --failed for every failed one');
+  if (!all && rest.length === 0)
+    return usageError('name the messages to retry by id, or use --failed for every failed one');
   const bad = rest.find((id) => !/^[1-9]\d{0,15}$/.test(id));
   if (bad !== undefined) return usageError(`not a message id: ${JSON.stringify(bad)}`);
   const ids = rest.map(Number);

@@ -27,7 +27,8 @@ export class CommandError extends Error {
 /** Writes `text`, waiting for the sink to drain when it asks to (a pipe to a slow reader). */
 export async function writeText(sink: TextSink, text: string): Promise<void> {
   const stream = sink as Partial<NodeJS.WritableStream & { destroyed: boolean; errored: Error | null }>;
-  if (stream.destroyed === true) throw new CommandError(`the output was closed${stream.errored ? ` (${errorMessage(stream.errored)})` : ''}`);
+  if (stream.destroyed === true)
+    throw new CommandError(`the output was closed${stream.errored ? ` (${errorMessage(stream.errored)})` : ''}`);
   const accepted = sink.write(text);
   if (accepted !== false || typeof stream.once !== 'function') return;
   try {

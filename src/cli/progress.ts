@@ -76,7 +76,8 @@ export class Progress {
     }
     // A rate once there is one worth showing (the first tenths of a second say little).
     const elapsed = (now - this.#started) / 1000;
-    const rate = elapsed >= 1 && this.#rows > 0 ? `  ${Math.round(this.#rows / elapsed).toLocaleString('en-US')} rows/s` : '';
+    const rate =
+      elapsed >= 1 && this.#rows > 0 ? `  ${Math.round(this.#rows / elapsed).toLocaleString('en-US')} rows/s` : '';
     const line = `${this.#label}${middle}  ${rows}  ${seconds} s${rate}`;
     const width = this.#sink.columns ?? 80;
     this.#sink.write(`\r\x1b[K${line.length >= width ? line.slice(0, width - 1) : line}`);

@@ -64,7 +64,9 @@ export function createPruneCommand(output: CommandOutput = processOutput): Comma
         const olderThanText = optionValue(parsed, 'older-than');
         const olderThanMs = olderThanText === undefined ? undefined : parseDuration(olderThanText);
         if (olderThanMs === null) {
-          return usageError(`--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not ${JSON.stringify(olderThanText)}`);
+          return usageError(
+            `--older-than must be a whole number and a unit (ms, s, m, h, d) up to 36500d, such as 30d or 0s; not ${JSON.stringify(olderThanText)}`,
+          );
         }
         const dryRun = parsed.options.has('dry-run');
         let config: Config;
@@ -81,7 +83,9 @@ export function createPruneCommand(output: CommandOutput = processOutput): Comma
           await writeText(output.stdout, describe(report, config, dryRun, olderThanMs));
           // The removed bytes leave the SQLite files only once the write-ahead log is emptied.
           if (!dryRun && !(await store.retention.compactLog())) {
-            output.stderr.write('sis prune: the SQLite write-ahead log is in use and still holds old pages; the service empties it at its next round\n');
+            output.stderr.write(
+              'sis prune: the SQLite write-ahead log is in use and still holds old pages; the service empties it at its next round\n',
+            );
           }
           return 0;
         });
@@ -99,9 +103,16 @@ function describe(report: PruneReport, config: Config, dryRun: boolean, olderTha
       : `${table}\t${prune.removed} ${verb}\t(created before ${prune.before.toISOString()}${note})\n`;
   const floored = config.authCodesPerHour > 0 && olderThanMs !== undefined && olderThanMs < AUTH_CODE_WINDOW_MS;
   return (
-    line('auth_codes', report.tables.auth_codes, 'SIS_AUTH_CODE_RETENTION_MS', floored ? '; the last hour kept: SIS_AUTH_CODES_PER_HOUR counts it' : '') +
+    line(
+      'auth_codes',
+      report.tables.auth_codes,
+      'SIS_AUTH_CODE_RETENTION_MS',
+      floored ? '; the last hour kept: SIS_AUTH_CODES_PER_HOUR counts it' : '',
+    ) +
     line('outbox', report.tables.outbox, 'SIS_OUTBOX_RETENTION_MS', '; delivered and failed only') +
-    (report.erased > 0 ? `outbox\t${report.erased} ${dryRun ? 'texts to erase' : 'texts erased'}\t(delivered messages stored before texts were erased at delivery)\n` : '')
+    (report.erased > 0
+      ? `outbox\t${report.erased} ${dryRun ? 'texts to erase' : 'texts erased'}\t(delivered messages stored before texts were erased at delivery)\n`
+      : '')
   );
 }
 

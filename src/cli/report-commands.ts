@@ -44,69 +44,79 @@ Exit status: 0 printed (even none), 1 database error, 2 usage error.
 `;
 
 export function createStatsCommand(output: CommandOutput = processOutput): Command {
-  return defineCommand({
-    name: 'stats',
-    summary: 'count students, devices, auth codes and schools',
-    usage: STATS_USAGE,
-    async run({ env }) {
-      return withCommandStore('stats', output, env, { migrations: 'require' }, async (store, db) => {
-        const stats = await store.admin.stats();
-        const lines: [string, string | number][] = [
-          ['database', db.shownUrl],
-          ['schema_version', stats.schemaVersion],
-          ['students', stats.students],
-          ['devices', stats.devices],
-          ['auth_codes', stats.authCodes],
-          ['schools', stats.schools],
-        ];
-        output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
-        return 0;
-      });
+  return defineCommand(
+    {
+      name: 'stats',
+      summary: 'count students, devices, auth codes and schools',
+      usage: STATS_USAGE,
+      async run({ env }) {
+        return withCommandStore('stats', output, env, { migrations: 'require' }, async (store, db) => {
+          const stats = await store.admin.stats();
+          const lines: [string, string | number][] = [
+            ['database', db.shownUrl],
+            ['schema_version', stats.schemaVersion],
+            ['students', stats.students],
+            ['devices', stats.devices],
+            ['auth_codes', stats.authCodes],
+            ['schools', stats.schools],
+          ];
+          output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
+          return 0;
+        });
+      },
     },
-  }, output);
+    output,
+  );
 }
 
 export function createSchoolsCommand(output: CommandOutput = processOutput): Command {
-  return defineCommand({
-    name: 'schools',
-    summary: 'list the school URLs with their numbers of students',
-    usage: SCHOOLS_USAGE,
-    async run({ env }) {
-      return withCommandStore('schools', output, env, { migrations: 'require' }, async (store) => {
-        const schools = await store.admin.schools();
-        let text = 'students\tactive\tschool_base_url\n';
-        for (const s of schools) text += `${s.students}\t${s.active}\t${s.school ?? DEFAULT_NULL_MARKER}\n`;
-        await writeText(output.stdout, text);
-        return 0;
-      });
+  return defineCommand(
+    {
+      name: 'schools',
+      summary: 'list the school URLs with their numbers of students',
+      usage: SCHOOLS_USAGE,
+      async run({ env }) {
+        return withCommandStore('schools', output, env, { migrations: 'require' }, async (store) => {
+          const schools = await store.admin.schools();
+          let text = 'students\tactive\tschool_base_url\n';
+          for (const s of schools) text += `${s.students}\t${s.active}\t${s.school ?? DEFAULT_NULL_MARKER}\n`;
+          await writeText(output.stdout, text);
+          return 0;
+        });
+      },
     },
-  }, output);
+    output,
+  );
 }
 
 export function createStudentsCommand(output: CommandOutput = processOutput): Command {
-  return defineCommand({
-    name: 'students',
-    summary: 'list the students of one school as CSV',
-    usage: STUDENTS_USAGE,
-    options: [
-      { name: 'school', value: true },
-      { name: 'active', value: true },
-    ],
-    async run({ args: parsed, env, usageError }) {
-      const school = optionValue(parsed, 'school');
-      if (school === undefined) return usageError('missing --school URL');
-      const active = optionValue(parsed, 'active') ?? null;
-      return withCommandStore('students', output, env, { migrations: 'require', bulk: true }, async (store) => {
-        await writeText(output.stdout, csvLine(STUDENT_FIELDS));
-        await store.admin.forEachStudentOfSchool(school, active, async (rows) => {
-          let text = '';
-          for (const r of rows) text += csvLine([r.id_student, r.fullName, r.id_device, r.ShowActive, r.school_base_url]);
-          await writeText(output.stdout, text);
+  return defineCommand(
+    {
+      name: 'students',
+      summary: 'list the students of one school as CSV',
+      usage: STUDENTS_USAGE,
+      options: [
+        { name: 'school', value: true },
+        { name: 'active', value: true },
+      ],
+      async run({ args: parsed, env, usageError }) {
+        const school = optionValue(parsed, 'school');
+        if (school === undefined) return usageError('missing --school URL');
+        const active = optionValue(parsed, 'active') ?? null;
+        return withCommandStore('students', output, env, { migrations: 'require', bulk: true }, async (store) => {
+          await writeText(output.stdout, csvLine(STUDENT_FIELDS));
+          await store.admin.forEachStudentOfSchool(school, active, async (rows) => {
+            let text = '';
+            for (const r of rows)
+              text += csvLine([r.id_student, r.fullName, r.id_device, r.ShowActive, r.school_base_url]);
+            await writeText(output.stdout, text);
+          });
+          return 0;
         });
-        return 0;
-      });
+      },
     },
-  }, output);
+    output,
+  );
 }
 
 export const statsCommand: Command = createStatsCommand();

@@ -40,7 +40,8 @@ export const serveCommand: Command = defineCommand({
   options: [{ name: 'workers', value: true }],
   async run({ args, env }) {
     const workersFlag = optionValue(args, 'workers');
-    const report = (err: unknown, log: Logger | null): number => reportStartupFailure(err, { log, stderr: process.stderr, command: 'sis serve' });
+    const report = (err: unknown, log: Logger | null): number =>
+      reportStartupFailure(err, { log, stderr: process.stderr, command: 'sis serve' });
     let config: Config;
     try {
       config = loadConfig(env);
@@ -59,11 +60,18 @@ export const serveCommand: Command = defineCommand({
     const worker = cluster.isWorker ? { worker: cluster.worker?.id } : {};
     // Workers share the primary's stdout: each of their lines is written whole, unbuffered.
     const multiProcess = cluster.isWorker || config.workers > 1;
-    const log = createLogger(config.logLevel, process.stdout, { format: config.logFormat, base: worker, buffered: !multiProcess });
+    const log = createLogger(config.logLevel, process.stdout, {
+      format: config.logFormat,
+      base: worker,
+      buffered: !multiProcess,
+    });
     stopOnUncaught(log);
     let code: number;
     try {
-      code = cluster.isPrimary && config.workers > 1 ? await runPrimary(config, log, config.workers, processSignals) : await serve(config, log);
+      code =
+        cluster.isPrimary && config.workers > 1
+          ? await runPrimary(config, log, config.workers, processSignals)
+          : await serve(config, log);
     } catch (err) {
       code = await failedStart(err, log, report);
     }
@@ -104,7 +112,9 @@ async function serve(config: Config, log: Logger): Promise<number> {
   log.flush(); // the line an operator (or a supervisor) waits for: not held in the buffer
   const signal = await Promise.race([
     failed,
-    cluster.isWorker ? workerStop(() => app.stopListening()) : new Promise<string>((resolve) => processSignals.once(resolve)),
+    cluster.isWorker
+      ? workerStop(() => app.stopListening())
+      : new Promise<string>((resolve) => processSignals.once(resolve)),
   ]);
   if (typeof signal === 'object') {
     // The database was never opened, and retrying cannot help: a start-up failure, reported as one.
@@ -121,9 +131,13 @@ async function serve(config: Config, log: Logger): Promise<number> {
 function fallbackLogger(env: Env): Logger {
   const level = env['LOG_LEVEL']?.toLowerCase() ?? '';
   const format = env['SIS_LOG_FORMAT']?.toLowerCase() ?? '';
-  return createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info', process.stdout, {
-    format: format === 'json' || format === 'pretty' ? format : 'auto',
-  });
+  return createLogger(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info',
+    process.stdout,
+    {
+      format: format === 'json' || format === 'pretty' ? format : 'auto',
+    },
+  );
 }
 
 /** The exit code, and an exit a moment later should a forgotten handle keep the process alive. */

@@ -17,13 +17,30 @@ type Section<K extends keyof Config> = Pick<Config, K>;
 export function httpSettings(
   r: SettingReader,
 ): Section<
-  | 'port' | 'host' | 'namespace' | 'basePath' | 'publicUrl' | 'trustedProxies' | 'maxBodyBytes' | 'maxXmlDepth' | 'maxFormFields'
-  | 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs' | 'shutdownTimeoutMs' | 'workers' | 'debugHeaders' | 'tls'
+  | 'port'
+  | 'host'
+  | 'namespace'
+  | 'basePath'
+  | 'publicUrl'
+  | 'trustedProxies'
+  | 'maxBodyBytes'
+  | 'maxXmlDepth'
+  | 'maxFormFields'
+  | 'requestTimeoutMs'
+  | 'headersTimeoutMs'
+  | 'keepAliveTimeoutMs'
+  | 'shutdownGraceMs'
+  | 'shutdownTimeoutMs'
+  | 'workers'
+  | 'debugHeaders'
+  | 'tls'
 > {
   const namespace = r.str('SIS_NAMESPACE');
-  if (/[\s"'<>&]/.test(namespace)) r.problems.push(`SIS_NAMESPACE=${JSON.stringify(namespace)}: expected a URI without spaces, quotes, <, > or &`);
+  if (/[\s"'<>&]/.test(namespace))
+    r.problems.push(`SIS_NAMESPACE=${JSON.stringify(namespace)}: expected a URI without spaces, quotes, <, > or &`);
   const host = r.str('HOST');
-  if (isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) r.problems.push(`HOST=${JSON.stringify(host)}: expected an IP address or a host name`);
+  if (isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host))
+    r.problems.push(`HOST=${JSON.stringify(host)}: expected an IP address or a host name`);
   const publicUrl = r.url('SIS_PUBLIC_URL');
   return {
     port: r.int('PORT', 0, 65535),
@@ -46,7 +63,9 @@ export function httpSettings(
   };
 }
 
-export function databaseSettings(r: SettingReader): Section<'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'listPageRows' | 'answerCacheBytes'> {
+export function databaseSettings(
+  r: SettingReader,
+): Section<'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'listPageRows' | 'answerCacheBytes'> {
   const databaseUrl = r.str('SIS_DATABASE_URL');
   try {
     parseDatabaseUrl(databaseUrl);
@@ -77,10 +96,15 @@ export function accessSettings(
 ): Section<'apiKeys' | 'apiKeyServices' | 'authRealm' | 'allowFrom' | 'allowFromServices' | 'rateLimit' | 'redisUrl'> {
   const serviceNames = services.map((s) => s.name);
   const authRealm = r.str('SIS_AUTH_REALM');
-  if (/["\\\r\n]/.test(authRealm)) r.problems.push(`SIS_AUTH_REALM=${JSON.stringify(authRealm)}: expected text without quotes, backslashes or line breaks`);
+  if (/["\\\r\n]/.test(authRealm))
+    r.problems.push(
+      `SIS_AUTH_REALM=${JSON.stringify(authRealm)}: expected text without quotes, backslashes or line breaks`,
+    );
   const redisUrl = r.str('SIS_REDIS_URL');
   if (redisUrl !== '' && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
-    r.problems.push(`SIS_REDIS_URL=${JSON.stringify(redisUrl.replace(/\/\/[^@/]*@/, '//***@'))}: expected redis://[user:password@]host[:port][/db] or rediss://…`);
+    r.problems.push(
+      `SIS_REDIS_URL=${JSON.stringify(redisUrl.replace(/\/\/[^@/]*@/, '//***@'))}: expected redis://[user:password@]host[:port][/db] or rediss://…`,
+    );
   }
   return {
     apiKeys: r.parsed('SIS_API_KEYS', [], parseApiKeys, true),
@@ -96,7 +120,8 @@ export function accessSettings(
 /** AuthCode's limit, its SMS text and gateway, and the outbox that delivers. */
 export function smsSettings(r: SettingReader): Section<'authCodesPerHour' | 'smsMessage' | 'smsWebhook' | 'outbox'> {
   const smsMessage = r.str('SIS_SMS_MESSAGE');
-  if (!smsMessage.includes('{code}')) r.problems.push(`SIS_SMS_MESSAGE=${JSON.stringify(smsMessage)}: expected a text with {code} where the code goes`);
+  if (!smsMessage.includes('{code}'))
+    r.problems.push(`SIS_SMS_MESSAGE=${JSON.stringify(smsMessage)}: expected a text with {code} where the code goes`);
   const outbox = {
     pollMs: r.int('SIS_OUTBOX_POLL_MS', 10, 3_600_000),
     maxAttempts: r.int('SIS_OUTBOX_MAX_ATTEMPTS', 1, 100),
@@ -142,7 +167,8 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   const url = r.str('SIS_SMS_WEBHOOK_URL');
   const secret = r.str('SIS_SMS_WEBHOOK_SECRET');
   if (url === '') {
-    if (secret !== '') r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
+    if (secret !== '')
+      r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
     return null;
   }
   let ok = false;
@@ -153,6 +179,7 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
     // reported below
   }
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
-  if (secret === '') r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
+  if (secret === '')
+    r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
   return ok && secret !== '' ? { url, secret, timeoutMs } : null;
 }

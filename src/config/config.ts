@@ -7,7 +7,14 @@ import type { ResultsMode } from '../operations/index.js';
 import { mergeConfigFile } from './config-file.js';
 import type { Config } from './config-types.js';
 import type { RateLimit } from './parse-settings.js';
-import { accessSettings, databaseSettings, httpSettings, loggingSettings, retentionSettings, smsSettings } from './config-sections.js';
+import {
+  accessSettings,
+  databaseSettings,
+  httpSettings,
+  loggingSettings,
+  retentionSettings,
+  smsSettings,
+} from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
@@ -53,5 +60,8 @@ function inTableOrder(problems: readonly string[]): string[] {
     const i = SETTINGS.findIndex((s) => p.startsWith(s.name) && /^[=:/ ]/.test(p.slice(s.name.length)));
     return i < 0 ? -1 : i;
   };
-  return problems.map((p, i) => ({ p, i, r: rank(p) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.p);
+  return problems
+    .map((p, i) => ({ p, i, r: rank(p) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map((x) => x.p);
 }

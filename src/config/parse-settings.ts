@@ -53,7 +53,9 @@ export function parseCidrList(raw: string): Parsed<readonly string[]> {
     const prefixText = slash < 0 ? String(max) : entry.slice(slash + 1);
     const prefix = Number(prefixText);
     if (family === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > max) {
-      return { problem: `${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32)` };
+      return {
+        problem: `${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32)`,
+      };
     }
     blocks.push(`${addr}/${prefix}`);
   }
@@ -66,7 +68,8 @@ export function parseServiceList(raw: string, known: readonly string[]): Parsed<
   if (names.length === 0 || names.includes('*')) return { value: null };
   const byLower = new Map(known.map((k) => [k.toLowerCase(), k]));
   const unknown = names.filter((n) => !byLower.has(n.toLowerCase()));
-  if (unknown.length > 0) return { problem: `unknown service file ${unknown.join(', ')}; expected * or some of ${known.join(', ')}` };
+  if (unknown.length > 0)
+    return { problem: `unknown service file ${unknown.join(', ')}; expected * or some of ${known.join(', ')}` };
   return { value: names.map((n) => byLower.get(n.toLowerCase())!) };
 }
 

@@ -10,15 +10,36 @@ export interface SettingInfo {
 }
 
 export const SETTINGS: readonly SettingInfo[] = [
-  { name: 'SIS_CONFIG_FILE', default: '', meaning: 'JSON or .env-style file of settings; environment variables override it' },
+  {
+    name: 'SIS_CONFIG_FILE',
+    default: '',
+    meaning: 'JSON or .env-style file of settings; environment variables override it',
+  },
   { name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port)' },
   { name: 'HOST', default: '0.0.0.0', meaning: 'address to listen on' },
-  { name: 'SIS_NAMESPACE', default: 'http://tempuri.org/', meaning: 'service namespace of elements and SOAPAction values' },
+  {
+    name: 'SIS_NAMESPACE',
+    default: 'http://tempuri.org/',
+    meaning: 'service namespace of elements and SOAPAction values',
+  },
   { name: 'SIS_DATABASE_URL', default: 'sqlite:./data/sis.db', meaning: 'database: sqlite:PATH or postgres://…' },
   { name: 'SIS_DATABASE_POOL_SIZE', default: '10', meaning: 'PostgreSQL connections per process' },
-  { name: 'SIS_DATABASE_STATEMENT_TIMEOUT_MS', default: '', meaning: 'PostgreSQL: longest statement (0 = no limit); SQLite: longest wait for the write lock (default 5000)' },
-  { name: 'SIS_ANSWER_CACHE_BYTES', default: '16777216', meaning: 'bytes of GetStudentSchool answers kept while the data version (read before the data on every request) is unchanged (0 = none)' },
-  { name: 'SIS_LIST_PAGE_ROWS', default: '1000', meaning: 'students read per page; a longer list is streamed (chunked) from one snapshot (0 = never stream)' },
+  {
+    name: 'SIS_DATABASE_STATEMENT_TIMEOUT_MS',
+    default: '',
+    meaning: 'PostgreSQL: longest statement (0 = no limit); SQLite: longest wait for the write lock (default 5000)',
+  },
+  {
+    name: 'SIS_ANSWER_CACHE_BYTES',
+    default: '16777216',
+    meaning:
+      'bytes of GetStudentSchool answers kept while the data version (read before the data on every request) is unchanged (0 = none)',
+  },
+  {
+    name: 'SIS_LIST_PAGE_ROWS',
+    default: '1000',
+    meaning: 'students read per page; a longer list is streamed (chunked) from one snapshot (0 = never stream)',
+  },
   { name: 'SIS_BASE_PATH', default: '/', meaning: 'path the .asmx files are mounted under' },
   { name: 'SIS_PUBLIC_URL', default: '', meaning: 'public base URL used in WSDL and disco addresses' },
   { name: 'SIS_TRUSTED_PROXIES', default: '', meaning: 'proxy addresses whose X-Forwarded-* headers are believed' },
@@ -32,8 +53,17 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_HELP_TEST_FORM', default: 'local', meaning: 'help page test form for: local, all or off' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
   { name: 'SIS_LOG_FORMAT', default: 'auto', meaning: 'json, pretty, or auto (pretty when stdout is a terminal)' },
-  { name: 'SIS_LOG_SUCCESS_SAMPLE', default: '1', meaning: 'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged' },
-  { name: 'SIS_SHUTDOWN_GRACE_MS', default: '5000', meaning: 'on SIGTERM, how long idle keep-alive connections stay open' },
+  {
+    name: 'SIS_LOG_SUCCESS_SAMPLE',
+    default: '1',
+    meaning:
+      'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged',
+  },
+  {
+    name: 'SIS_SHUTDOWN_GRACE_MS',
+    default: '5000',
+    meaning: 'on SIGTERM, how long idle keep-alive connections stay open',
+  },
   { name: 'SIS_SHUTDOWN_TIMEOUT_MS', default: '30000', meaning: 'on SIGTERM, longest wait for requests to finish' },
   { name: 'SIS_WORKERS', default: '1', meaning: 'worker processes: a number or auto (one per core); --workers wins' },
   { name: 'SIS_DEBUG_HEADERS', default: 'false', meaning: 'add X-Sis-Worker-Pid to every answer' },
@@ -46,18 +76,46 @@ export const SETTINGS: readonly SettingInfo[] = [
   { name: 'SIS_REDIS_URL', default: '', meaning: 'Redis shared by instances for rate limits (redis://…)' },
   { name: 'SIS_TLS_CERT', default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
   { name: 'SIS_TLS_KEY', default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
-  { name: 'SIS_RESULTS', default: 'documented', meaning: 'documented (marks and push settings empty, as the spec) or extended' },
-  { name: 'SIS_AUTH_CODES_PER_HOUR', default: '5', meaning: 'most codes AuthCode accepts per phone within an hour (0 = no limit)' },
-  { name: 'SIS_SMS_MESSAGE', default: 'Your verification code is {code}', meaning: 'SMS text; {code} is replaced by the code' },
-  { name: 'SIS_SMS_WEBHOOK_URL', default: '', meaning: 'SMS gateway webhook (http/https); unset = messages wait in the outbox' },
+  {
+    name: 'SIS_RESULTS',
+    default: 'documented',
+    meaning: 'documented (marks and push settings empty, as the spec) or extended',
+  },
+  {
+    name: 'SIS_AUTH_CODES_PER_HOUR',
+    default: '5',
+    meaning: 'most codes AuthCode accepts per phone within an hour (0 = no limit)',
+  },
+  {
+    name: 'SIS_SMS_MESSAGE',
+    default: 'Your verification code is {code}',
+    meaning: 'SMS text; {code} is replaced by the code',
+  },
+  {
+    name: 'SIS_SMS_WEBHOOK_URL',
+    default: '',
+    meaning: 'SMS gateway webhook (http/https); unset = messages wait in the outbox',
+  },
   { name: 'SIS_SMS_WEBHOOK_SECRET', default: '', meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL' },
   { name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS', default: '10000', meaning: 'longest wait for the gateway per attempt' },
   { name: 'SIS_OUTBOX_POLL_MS', default: '1000', meaning: 'how often the outbox worker looks for due messages' },
   { name: 'SIS_OUTBOX_MAX_ATTEMPTS', default: '8', meaning: 'delivery attempts before a message is marked failed' },
-  { name: 'SIS_OUTBOX_BACKOFF_MS', default: '1000', meaning: 'delay before the 2nd attempt, doubled for each next one (at most 5 min)' },
+  {
+    name: 'SIS_OUTBOX_BACKOFF_MS',
+    default: '1000',
+    meaning: 'delay before the 2nd attempt, doubled for each next one (at most 5 min)',
+  },
   { name: 'SIS_OUTBOX_LEASE_MS', default: '30000', meaning: 'how long a claimed message is reserved for its worker' },
-  { name: 'SIS_AUTH_CODE_RETENTION_MS', default: '2592000000', meaning: 'how long accepted codes are kept (30 days; 0 = forever; at least an hour while the hourly limit is on)' },
-  { name: 'SIS_OUTBOX_RETENTION_MS', default: '2592000000', meaning: 'how long delivered and failed messages are kept (30 days; 0 = forever; pending ones always are)' },
+  {
+    name: 'SIS_AUTH_CODE_RETENTION_MS',
+    default: '2592000000',
+    meaning: 'how long accepted codes are kept (30 days; 0 = forever; at least an hour while the hourly limit is on)',
+  },
+  {
+    name: 'SIS_OUTBOX_RETENTION_MS',
+    default: '2592000000',
+    meaning: 'how long delivered and failed messages are kept (30 days; 0 = forever; pending ones always are)',
+  },
 ];
 
 export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

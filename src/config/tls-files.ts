@@ -14,12 +14,18 @@ export interface TlsFiles {
 }
 
 /** Reads and checks the certificate and key now, so a wrong file fails the start, not the first client. */
-export function loadTls(certPath: string | undefined, keyPath: string | undefined, problems: string[]): TlsFiles | null {
+export function loadTls(
+  certPath: string | undefined,
+  keyPath: string | undefined,
+  problems: string[],
+): TlsFiles | null {
   const hasCert = certPath !== undefined && certPath !== '';
   const hasKey = keyPath !== undefined && keyPath !== '';
   if (!hasCert && !hasKey) return null;
   if (!hasCert || !hasKey) {
-    problems.push(`${hasCert ? 'SIS_TLS_KEY' : 'SIS_TLS_CERT'}: required when ${hasCert ? 'SIS_TLS_CERT' : 'SIS_TLS_KEY'} is set`);
+    problems.push(
+      `${hasCert ? 'SIS_TLS_KEY' : 'SIS_TLS_CERT'}: required when ${hasCert ? 'SIS_TLS_CERT' : 'SIS_TLS_KEY'} is set`,
+    );
     return null;
   }
   const read = (name: string, path: string): Buffer | null => {
@@ -43,7 +49,8 @@ export function loadTls(certPath: string | undefined, keyPath: string | undefine
 
 function unreadable(error: NodeJS.ErrnoException): string {
   if (error.code === 'ENOENT') return 'no such file';
-  if (error.code === 'EACCES' || error.code === 'EPERM') return `not readable by user ${processUser()}: give the user read permission on it`;
+  if (error.code === 'EACCES' || error.code === 'EPERM')
+    return `not readable by user ${processUser()}: give the user read permission on it`;
   if (error.code === 'EISDIR') return 'a directory, not a file';
   return `cannot read the file (${error.code ?? error.message})`;
 }

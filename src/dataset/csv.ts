@@ -22,15 +22,26 @@ export class CsvOptionError extends Error {
 
 /** A null marker must read back unambiguously: nothing that would need quoting. */
 export function checkNullMarker(marker: string): string {
-  if (/[",\r\n]/.test(marker)) throw new CsvOptionError(`the null marker ${JSON.stringify(marker)} must not contain a comma, a double quote or a line break`);
+  if (/[",\r\n]/.test(marker))
+    throw new CsvOptionError(
+      `the null marker ${JSON.stringify(marker)} must not contain a comma, a double quote or a line break`,
+    );
   return marker;
 }
 
-export function csvSource(text: AsyncIterable<string>, table: TableName, nullMarker = DEFAULT_NULL_MARKER): ImportSource {
+export function csvSource(
+  text: AsyncIterable<string>,
+  table: TableName,
+  nullMarker = DEFAULT_NULL_MARKER,
+): ImportSource {
   return { items: readCsvTable(text, table, checkNullMarker(nullMarker)), tables: [table], labelled: false };
 }
 
-export async function* readCsvTable(text: AsyncIterable<string>, table: TableName, nullMarker: string): AsyncGenerator<ImportItem[]> {
+export async function* readCsvTable(
+  text: AsyncIterable<string>,
+  table: TableName,
+  nullMarker: string,
+): AsyncGenerator<ImportItem[]> {
   const parser = new CsvParser(nullMarker);
   const rows = new CsvRows(table);
   for await (const chunk of text) {
@@ -40,7 +51,8 @@ export async function* readCsvTable(text: AsyncIterable<string>, table: TableNam
   }
   parser.end();
   const last = rows.take(parser);
-  if (!rows.finished && !rows.sawHeader) last.push({ kind: 'problem', message: 'line 1: the file is empty; expected a header row naming the columns' });
+  if (!rows.finished && !rows.sawHeader)
+    last.push({ kind: 'problem', message: 'line 1: the file is empty; expected a header row naming the columns' });
   yield last;
 }
 
@@ -82,12 +94,16 @@ class CsvRows {
     const problems: string[] = [];
     for (const name of record.fields) {
       const shown = name === null ? 'the null marker' : JSON.stringify(name);
-      if (name === null || !fields.includes(name)) problems.push(`unknown column ${shown}; the ${this.table} columns are ${fields.join(', ')}`);
+      if (name === null || !fields.includes(name))
+        problems.push(`unknown column ${shown}; the ${this.table} columns are ${fields.join(', ')}`);
       else if (names.includes(name)) problems.push(`column ${shown} appears twice`);
       else names.push(name);
     }
     for (const required of REQUIRED_FIELDS[this.table]) {
-      if (!names.includes(required)) problems.push(`the header has no "${required}" column (${KEY_FIELD[this.table] === required ? 'the key' : 'required'})`);
+      if (!names.includes(required))
+        problems.push(
+          `the header has no "${required}" column (${KEY_FIELD[this.table] === required ? 'the key' : 'required'})`,
+        );
     }
     for (const message of problems) out.push({ kind: 'problem', message: `line ${record.line}: ${message}` });
     if (problems.length > 0) this.finished = true;
@@ -101,12 +117,17 @@ class CsvRows {
       return;
     }
     if (record.fields.length !== header.length) {
-      out.push({ kind: 'problem', message: `line ${record.line}: expected ${header.length} fields as in the header, found ${record.fields.length}` });
+      out.push({
+        kind: 'problem',
+        message: `line ${record.line}: expected ${header.length} fields as in the header, found ${record.fields.length}`,
+      });
       return;
     }
     const item: Record<string, string | null> = {};
     for (let i = 0; i < header.length; i++) item[header[i]!] = record.fields[i]!;
-    const row = checkRecord(this.table, item, null, (message) => out.push({ kind: 'problem', message: `line ${record.line}: ${message()}` }));
+    const row = checkRecord(this.table, item, null, (message) =>
+      out.push({ kind: 'problem', message: `line ${record.line}: ${message()}` }),
+    );
     if (row !== null) out.push({ kind: 'row', table: this.table, ord, line: record.line, record: row } as ImportItem);
   }
 }
@@ -178,7 +199,11 @@ export class CsvParser {
       } else if (this.afterClose) {
         return this.fail(this.line, 'a closing quote must be followed by a comma or the end of the line');
       } else if (c === 0x22) {
-        if (this.field !== '') return this.fail(this.line, 'a double quote inside an unquoted field; quote the whole field and double the quote ("")');
+        if (this.field !== '')
+          return this.fail(
+            this.line,
+            'a double quote inside an unquoted field; quote the whole field and double the quote ("")',
+          );
         this.inQuotes = true;
         this.quoted = true;
         this.started = true;
@@ -200,7 +225,8 @@ export class CsvParser {
 
   end(): void {
     if (this.error !== null) return;
-    if (this.inQuotes && !this.quoteSeen) return this.fail(this.quoteLine, 'a quoted field is not closed before the end of the file');
+    if (this.inQuotes && !this.quoteSeen)
+      return this.fail(this.quoteLine, 'a quoted field is not closed before the end of the file');
     if (this.pendingCr) return this.fail(this.line, 'a carriage return outside quotes must be followed by a line feed');
     this.inQuotes = false;
     if (this.started || this.fields.length > 0) this.endRecord();

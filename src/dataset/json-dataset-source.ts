@@ -19,7 +19,10 @@ export function jsonDatasetSource(text: AsyncIterable<string>): ImportSource {
   };
 }
 
-export async function* readJsonDataset(text: AsyncIterable<string>, reader = new JsonDatasetReader()): AsyncGenerator<ImportItem[]> {
+export async function* readJsonDataset(
+  text: AsyncIterable<string>,
+  reader = new JsonDatasetReader(),
+): AsyncGenerator<ImportItem[]> {
   for await (const chunk of text) {
     reader.push(chunk);
     yield reader.drain();

@@ -6,7 +6,15 @@
 import type { ImportItem } from '../store/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
-import { checkRecord, isObject, kind, member, TABLE_NAMES, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from '../store/record-check.js';
+import {
+  checkRecord,
+  isObject,
+  kind,
+  member,
+  TABLE_NAMES,
+  TOP_LEVEL_NAMES,
+  TOP_LEVEL_SHAPE,
+} from '../store/record-check.js';
 import type { TableName } from '../store/record-check.js';
 import { LineCounter } from './line-counter.js';
 
@@ -92,13 +100,19 @@ export class JsonDatasetReader {
           this.state = 'trailing';
           return true;
         }
-        if (c !== 0x22) return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a member name in double quotes`);
+        if (c !== 0x22)
+          return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a member name in double quotes`);
         return this.member();
       case 'after-member':
-        return this.separator(0x7d, "expected ',' or '}' after a member value", () => {
-          this.state = 'member';
-          this.firstMember = false;
-        }, () => (this.state = 'trailing'));
+        return this.separator(
+          0x7d,
+          "expected ',' or '}' after a member value",
+          () => {
+            this.state = 'member';
+            this.firstMember = false;
+          },
+          () => (this.state = 'trailing'),
+        );
       case 'first-element':
         if (c === 0x5d) {
           this.pos++;
@@ -110,7 +124,12 @@ export class JsonDatasetReader {
       case 'element':
         return this.element();
       case 'after-element':
-        return this.separator(0x5d, "expected ',' or ']' after an array element", () => (this.state = 'element'), () => (this.state = 'after-member'));
+        return this.separator(
+          0x5d,
+          "expected ',' or ']' after an array element",
+          () => (this.state = 'element'),
+          () => (this.state = 'after-member'),
+        );
       case 'trailing':
         if (atEnd) {
           this.state = 'done';
@@ -130,7 +149,8 @@ export class JsonDatasetReader {
     if (name === null) return true;
     let i = this.skipFrom(name.end);
     if (i >= this.buf.length) return this.more(start);
-    if (this.buf.charCodeAt(i) !== 0x3a) return this.fatal(i, `Unexpected ${this.describe(i)}, expected ':' after a member name`);
+    if (this.buf.charCodeAt(i) !== 0x3a)
+      return this.fatal(i, `Unexpected ${this.describe(i)}, expected ':' after a member name`);
     i = this.skipFrom(i + 1);
     if (i >= this.buf.length) return this.more(start);
     const key = name.value as string;
@@ -208,7 +228,9 @@ export class JsonDatasetReader {
    * Parses the value at `start`. Undefined: more text is needed (nothing consumed). Null: a fatal
    * problem was reported.
    */
-  private value(start: number): { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined | null {
+  private value(
+    start: number,
+  ): { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined | null {
     try {
       return parseJsonValue(this.buf, start);
     } catch (error) {
@@ -286,7 +308,10 @@ export class JsonDatasetReader {
   private describe(offset: number): string {
     if (offset >= this.buf.length) return 'end of input';
     const cp = this.buf.codePointAt(offset)!;
-    const shown = cp >= 0x21 && cp <= 0x7e ? `'${String.fromCodePoint(cp)}'` : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+    const shown =
+      cp >= 0x21 && cp <= 0x7e
+        ? `'${String.fromCodePoint(cp)}'`
+        : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
     return `token ${shown}`;
   }
 }

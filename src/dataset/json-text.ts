@@ -35,7 +35,16 @@ export interface JsonParseResult {
 const MAX_DEPTH = 256;
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
 
 /** Turns offsets into 1-based line and column (columns count code points, as editors do). */
 export class TextPosition {
@@ -145,7 +154,8 @@ class Parser {
       return object;
     }
     for (;;) {
-      if (this.text[this.i] !== '"') this.fail(`Unexpected ${this.describeHere()}, expected a member name in double quotes`);
+      if (this.text[this.i] !== '"')
+        this.fail(`Unexpected ${this.describeHere()}, expected a member name in double quotes`);
       const nameOffset = this.i;
       const name = this.parseString();
       this.skipSpace();
@@ -154,7 +164,8 @@ class Parser {
       this.skipSpace();
       const value = this.parseValue();
       if (Object.hasOwn(object, name)) this.duplicates.push({ name, offset: nameOffset });
-      else if (name === '__proto__') Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+      else if (name === '__proto__')
+        Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
       else object[name] = value;
       this.skipSpace();
       const c = this.text[this.i];
@@ -246,7 +257,11 @@ class Parser {
   private literal<T>(word: string, value: T): T {
     if (!this.text.startsWith(word, this.i)) {
       const rest = this.text.slice(this.i);
-      this.fail(`Unexpected ${this.describeHere()}, expected a JSON value`, this.i, rest.length < word.length && word.startsWith(rest));
+      this.fail(
+        `Unexpected ${this.describeHere()}, expected a JSON value`,
+        this.i,
+        rest.length < word.length && word.startsWith(rest),
+      );
     }
     this.i += word.length;
     return value;

@@ -20,4 +20,3 @@ export function parseDataset(text: string, source?: string): Dataset {
   }
   return checkDataset(parsed.value, problems, source);
 }
-

@@ -42,7 +42,8 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
   while (i < 3 && i < bytes.length && (bytes[i]! & 0xc0) === 0x80) i++;
   while (i < bytes.length) {
     const b = bytes[i]!;
-    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    const need =
+      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
     if (need < 0) return i;
     for (let k = 1; k <= need; k++) {
       const c = bytes[i + k];

@@ -57,7 +57,10 @@ export class Drainer {
     } finally {
       clearInterval(sweep);
     }
-    log.warn({ timeoutMs: options.timeoutMs }, 'shutdown time-out: closing connections with requests still in progress');
+    log.warn(
+      { timeoutMs: options.timeoutMs },
+      'shutdown time-out: closing connections with requests still in progress',
+    );
     this.server.closeAllConnections();
     await closed;
     return false;

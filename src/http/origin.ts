@@ -48,7 +48,12 @@ function isTrustedProxy(address: string | undefined, trusted: readonly string[])
 
 /** Loopback callers count as local (the .NET help page offers its test form only to them). */
 export function isLocalAddress(address: string | undefined): boolean {
-  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1' || (address?.startsWith('127.') ?? false);
+  return (
+    address === '127.0.0.1' ||
+    address === '::1' ||
+    address === '::ffff:127.0.0.1' ||
+    (address?.startsWith('127.') ?? false)
+  );
 }
 
 /**

@@ -104,7 +104,11 @@ export class RequestHandler {
 
   /** Writes the outcome; once it is sent, counts and logs it. */
   private finish(ex: HttpExchange, res: ServerResponse, outcome: Outcome, closeAfter: boolean): void {
-    const extras = { requestId: ex.requestId, workerPid: this.#workerPid, closeAfter: closeAfter || this.#state.draining };
+    const extras = {
+      requestId: ex.requestId,
+      workerPid: this.#workerPid,
+      closeAfter: closeAfter || this.#state.draining,
+    };
     if (isStreamed(outcome.reply.body)) {
       // A streamed list ends later, and perhaps cut short: its time and fate are known only then.
       writeReply(res, outcome.reply, { ...extras, onEnd: (end) => this.done(ex, outcome, end) });

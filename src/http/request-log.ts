@@ -41,10 +41,17 @@ export class RequestLog {
     } else if (end.kind === 'failed') {
       log.error({ ...entry(req, outcome, seconds), err: end.error }, 'streamed answer failed midway; connection cut');
     } else if (end.kind !== 'sent') {
-      log.warn({ ...entry(req, outcome, seconds), end: end.kind }, 'streamed answer not taken to its end; connection cut');
+      log.warn(
+        { ...entry(req, outcome, seconds), end: end.kind },
+        'streamed answer not taken to its end; connection cut',
+      );
     } else if (log.isLevelEnabled('info') && this.sampled(outcome.reply.status)) {
       if (outcome.service === undefined) log.info(entry(req, outcome, seconds), 'request');
-      else this.child(outcome).info({ requestId: req.requestId, method: req.method, status: outcome.reply.status, ms: ms(seconds) }, 'request');
+      else
+        this.child(outcome).info(
+          { requestId: req.requestId, method: req.method, status: outcome.reply.status, ms: ms(seconds) },
+          'request',
+        );
     }
   }
 

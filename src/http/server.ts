@@ -26,7 +26,9 @@ export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Lo
     keepAliveTimeout: config.keepAliveTimeoutMs,
   };
   const server: Server =
-    config.tls === null ? createServer(timeouts) : createHttpsServer({ ...timeouts, cert: config.tls.cert, key: config.tls.key });
+    config.tls === null
+      ? createServer(timeouts)
+      : createHttpsServer({ ...timeouts, cert: config.tls.cert, key: config.tls.key });
   server.on('request', new RequestHandler(config, dispatcher, log, hooks).handle);
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // Malformed requests, oversized headers and time-outs: answer plainly when we still can.

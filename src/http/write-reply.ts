@@ -40,7 +40,8 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
     'Cache-Control': reply.invoked ? 'private, max-age=0' : 'private',
   };
   if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  if (!isStreamed(body)) headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
+  if (!isStreamed(body))
+    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
   headers['X-Request-Id'] = extras.requestId;
   if (extras.workerPid !== null) headers['X-Sis-Worker-Pid'] = extras.workerPid;
   if (reply.headers !== undefined) for (const [name, value] of reply.headers) headers[name] = value;
@@ -51,8 +52,8 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
   if (isStreamed(body)) {
     const onEnd = extras.onEnd ?? warnOnFailure;
     // Nobody awaits the stream: should the hook itself throw, that must not end the process.
-    sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd }).catch((error: unknown) =>
-      warnOnFailure({ kind: 'failed', error }),
+    sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd }).catch(
+      (error: unknown) => warnOnFailure({ kind: 'failed', error }),
     );
     return;
   }

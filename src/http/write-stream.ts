@@ -38,7 +38,8 @@ export async function sendStreamed(
   res.once('close', onClose);
   let end: ReplyEnd = { kind: 'sent' };
   try {
-    if (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0) end = await gathered(res, status, headers, body, () => gone);
+    if (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0)
+      end = await gathered(res, status, headers, body, () => gone);
     else end = await chunked(res, status, headers, body, options.stallMs, () => gone);
   } catch (error) {
     end = { kind: 'failed', error };

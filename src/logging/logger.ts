@@ -28,7 +28,11 @@ export const LOG_FLUSH_MS = 500;
  * They are top-level paths on purpose: a wildcard (`*.phone`) makes pino look into every field
  * of every line, measured at 2 µs a line, more than the rest of the line's formatting.
  */
-export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout, options: LoggerOptions = {}): Logger {
+export function createLogger(
+  level: string,
+  destination: NodeJS.WritableStream = process.stdout,
+  options: LoggerOptions = {},
+): Logger {
   const tty = (destination as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true;
   const pretty = options.format === 'pretty' || (options.format === 'auto' && tty);
   const stream: DestinationStream = pretty
@@ -66,7 +70,12 @@ export function createLogger(level: string, destination: NodeJS.WritableStream =
  */
 function stdoutDestination(buffered: boolean): DestinationStream {
   if (!buffered) return pino.destination({ dest: 1, sync: true });
-  const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+  const destination = pino.destination({
+    dest: 1,
+    sync: true,
+    minLength: LOG_BUFFER_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+  });
   // pino writes out its own buffers at exit only for asynchronous destinations: this one too.
   process.once('exit', () => {
     try {

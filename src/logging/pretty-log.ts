@@ -5,7 +5,14 @@
  */
 import { Writable } from 'node:stream';
 
-const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+const LEVELS: Readonly<Record<number, string>> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO ',
+  40: 'WARN ',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 const COLORS: Readonly<Record<number, string>> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
 const SKIP = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'app', 'err']);
 

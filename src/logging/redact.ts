@@ -28,7 +28,19 @@ export function redactUrl(url: string): string {
 }
 
 /** Fields of driver errors that may carry row values or statement parameters. */
-const VALUE_FIELDS = ['detail', 'where', 'hint', 'parameters', 'params', 'values', 'args', 'body', 'phone', 'query', 'sql'];
+const VALUE_FIELDS = [
+  'detail',
+  'where',
+  'hint',
+  'parameters',
+  'params',
+  'values',
+  'args',
+  'body',
+  'phone',
+  'query',
+  'sql',
+];
 
 type Serialized = ReturnType<typeof stdSerializers.err>;
 

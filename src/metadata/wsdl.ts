@@ -134,9 +134,7 @@ function soapBinding(
 
 function httpBinding(service: string, verb: HttpVerb, ops: readonly OperationSpec[]): XmlElement {
   const input =
-    verb === 'HttpGet'
-      ? el('http:urlEncoded')
-      : el('mime:content', { type: 'application/x-www-form-urlencoded' });
+    verb === 'HttpGet' ? el('http:urlEncoded') : el('mime:content', { type: 'application/x-www-form-urlencoded' });
   return el('wsdl:binding', { name: `${service}${verb}`, type: `tns:${service}${verb}` }, [
     el('http:binding', { verb: verb === 'HttpGet' ? 'GET' : 'POST' }),
     ...ops.map((op) =>

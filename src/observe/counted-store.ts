@@ -34,19 +34,23 @@ export function countedStore(inner: Store, observer: StoreObserver | null = null
     inFlight--;
     observer?.succeeded(true);
   };
-  const store = forwardMethods<Store>(inner, () => inner, (call, name) => {
-    let result: unknown;
-    try {
-      result = call();
-    } catch (error) {
-      observer?.failed(error);
-      throw error;
-    }
-    if (result instanceof Promise) {
-      inFlight++;
-      result.then(WRITES.has(name) ? wrote : read, failed);
-    }
-    return result;
-  });
+  const store = forwardMethods<Store>(
+    inner,
+    () => inner,
+    (call, name) => {
+      let result: unknown;
+      try {
+        result = call();
+      } catch (error) {
+        observer?.failed(error);
+        throw error;
+      }
+      if (result instanceof Promise) {
+        inFlight++;
+        result.then(WRITES.has(name) ? wrote : read, failed);
+      }
+      return result;
+    },
+  );
   return Object.defineProperty(store, 'inFlight', { get: () => inFlight, enumerable: true }) as CountedStore;
 }

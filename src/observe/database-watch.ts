@@ -16,7 +16,8 @@ const UNAVAILABLE: Problem = {
 const DISK_FULL: Problem = {
   what: 'failing (disk full)',
   level: 'error',
-  meanwhile: 'AuthCode (every write) is answered with a server fault, reads are still answered; free space on the disk that holds the database',
+  meanwhile:
+    'AuthCode (every write) is answered with a server fault, reads are still answered; free space on the disk that holds the database',
 };
 const READ_ONLY: Problem = {
   what: 'failing (the database is read-only)',
@@ -44,7 +45,8 @@ export function noteDatabaseFailure(health: DependencyHealth, error: unknown): b
 
 /** The database did not answer (a readiness ping): unavailable, whatever the error. */
 export function noteDatabaseDown(health: DependencyHealth, error: unknown): void {
-  if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error)) health.database.failed(UNAVAILABLE, error);
+  if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error))
+    health.database.failed(UNAVAILABLE, error);
 }
 
 export function watchDatabase(health: DependencyHealth): StoreObserver {

@@ -41,7 +41,10 @@ export class Dependency {
       this.#failures = 1;
     }
     this.#problem = problem;
-    this.log[problem.level]({ dependency: this.name, reason: reasonOf(error) }, `${this.name} ${problem.what}: ${problem.meanwhile}`);
+    this.log[problem.level](
+      { dependency: this.name, reason: reasonOf(error) },
+      `${this.name} ${problem.what}: ${problem.meanwhile}`,
+    );
   }
 
   /** A success: logs the recovery when there was a problem. Cheap otherwise (it runs per request). */
@@ -62,7 +65,10 @@ function reasonOf(error: unknown): string | undefined {
   if (error === undefined) return undefined;
   if (!(error instanceof Error)) return String(error);
   const code = (error as { code?: unknown }).code;
-  const message = error.message === '' && error instanceof AggregateError ? error.errors.map((e) => reasonOf(e)).join('; ') : error.message;
+  const message =
+    error.message === '' && error instanceof AggregateError
+      ? error.errors.map((e) => reasonOf(e)).join('; ')
+      : error.message;
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
@@ -84,6 +90,8 @@ export class DependencyHealth {
 
   /** Dependencies in trouble that the service works around ("Redis unreachable"), for /readyz. */
   degraded(): string[] {
-    return [this.databaseWrites, this.redis, this.smsGateway].flatMap((d) => (d.problem === null ? [] : [`${d.name} ${d.problem.what}`]));
+    return [this.databaseWrites, this.redis, this.smsGateway].flatMap((d) =>
+      d.problem === null ? [] : [`${d.name} ${d.problem.what}`],
+    );
   }
 }

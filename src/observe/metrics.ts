@@ -43,8 +43,18 @@ export class RequestMetrics {
     for (const s of services) for (const op of s.operations) for (const b of BINDINGS) this.series(s.name, op.name, b);
   }
 
-  observe(service: string | undefined, operation: string | undefined, binding: string | undefined, status: number, seconds: number): void {
-    const s = this.tree.get(service ?? '')?.get(operation ?? '')?.get(binding ?? '') ?? this.series(service ?? '', operation ?? '', binding ?? '');
+  observe(
+    service: string | undefined,
+    operation: string | undefined,
+    binding: string | undefined,
+    status: number,
+    seconds: number,
+  ): void {
+    const s =
+      this.tree
+        .get(service ?? '')
+        ?.get(operation ?? '')
+        ?.get(binding ?? '') ?? this.series(service ?? '', operation ?? '', binding ?? '');
     s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
     let i = 0;
     while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
@@ -60,7 +70,15 @@ export class RequestMetrics {
     if (bindings === undefined) ops.set(operation, (bindings = new Map()));
     let s = bindings.get(binding);
     if (s === undefined) {
-      s = { service, operation, binding, statuses: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
+      s = {
+        service,
+        operation,
+        binding,
+        statuses: new Map(),
+        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+        sum: 0,
+        count: 0,
+      };
       bindings.set(binding, s);
       this.all.push(s);
     }
@@ -104,11 +122,17 @@ export interface MetricsOptions {
   /** The answer cache's counts, when there is one. */
   readonly answerCache?: () => { readonly hits: number; readonly misses: number; readonly bytes: number } | null;
   /** Retention: rows per table at the last pruning round (null before it), rows this process pruned. */
-  readonly retention?: () => { readonly kept: Readonly<Record<string, number>> | null; readonly pruned: Readonly<Record<string, number>> };
+  readonly retention?: () => {
+    readonly kept: Readonly<Record<string, number>> | null;
+    readonly pruned: Readonly<Record<string, number>>;
+  };
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
-export function createMetrics(services: readonly Service[], options: MetricsOptions = {}): { registry: Registry; requests: RequestMetrics } {
+export function createMetrics(
+  services: readonly Service[],
+  options: MetricsOptions = {},
+): { registry: Registry; requests: RequestMetrics } {
   const registry = new Registry();
   const requests = new RequestMetrics(services);
   registry.registerMetric(
@@ -147,16 +171,30 @@ export function createMetrics(services: readonly Service[], options: MetricsOpti
     });
   }
   if (options.dbPoolMax !== undefined) {
-    const max = new Gauge({ name: 'sis_db_pool_max_connections', help: 'Size of the PostgreSQL connection pool.', registers: [registry] });
+    const max = new Gauge({
+      name: 'sis_db_pool_max_connections',
+      help: 'Size of the PostgreSQL connection pool.',
+      registers: [registry],
+    });
     max.set(options.dbPoolMax);
   }
   const cache = options.answerCache;
   if (cache !== undefined) {
     for (const [name, help, read] of [
-      ['sis_answer_cache_hits_total', 'Answers of cacheable operations served from the cache (data unchanged since kept).', 'hits'],
-      ['sis_answer_cache_misses_total', 'Answers of cacheable operations built from the database (absent, or the data changed).', 'misses'],
+      [
+        'sis_answer_cache_hits_total',
+        'Answers of cacheable operations served from the cache (data unchanged since kept).',
+        'hits',
+      ],
+      [
+        'sis_answer_cache_misses_total',
+        'Answers of cacheable operations built from the database (absent, or the data changed).',
+        'misses',
+      ],
     ] as const) {
-      registry.registerMetric(custom({ name, help, type: 'counter', values: () => [{ labels: {}, value: cache()?.[read] ?? 0 }] }));
+      registry.registerMetric(
+        custom({ name, help, type: 'counter', values: () => [{ labels: {}, value: cache()?.[read] ?? 0 }] }),
+      );
     }
     new Gauge({
       name: 'sis_answer_cache_bytes',

@@ -40,12 +40,15 @@ export class OpsEndpoints {
 
   async answer(path: OpsPath, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return send(res, req, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', requestId, [['Allow', 'GET, HEAD']]);
+      return send(res, req, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', requestId, [
+        ['Allow', 'GET, HEAD'],
+      ]);
     }
     if (path === 'healthz') return send(res, req, 200, 'text/plain; charset=utf-8', 'ok\n', requestId);
     if (path === 'readyz') {
       const problem = await this.readiness();
-      if (problem !== null) return send(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
+      if (problem !== null)
+        return send(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
       // Ready, but say what the service is working around (Redis, the SMS gateway, writes).
       const degraded = this.options.health.degraded();
       const text = degraded.length === 0 ? 'ready\n' : `ready (degraded: ${degraded.join(', ')})\n`;

@@ -30,7 +30,9 @@ export async function probeRedis(url: string, timeoutMs: number): Promise<string
     return `${shownRedisUrl(url)} answered ${answer} in ${Date.now() - started} ms`;
   } catch (error) {
     const why = reason(socketError ?? error);
-    throw new Error(`${shownRedisUrl(url)} does not answer (${why}): rate limits would not be enforced; check SIS_REDIS_URL and the server`);
+    throw new Error(
+      `${shownRedisUrl(url)} does not answer (${why}): rate limits would not be enforced; check SIS_REDIS_URL and the server`,
+    );
   } finally {
     redis.disconnect();
   }
@@ -49,10 +51,16 @@ export async function probeWebhook(url: string, timeoutMs: number): Promise<stri
     await res.arrayBuffer().catch(() => undefined);
     status = res.status;
   } catch (error) {
-    const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : reason(error);
-    throw new Error(`${origin} does not answer (${why}): codes would wait in the outbox; check SIS_SMS_WEBHOOK_URL and the gateway`);
+    const why =
+      error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : reason(error);
+    throw new Error(
+      `${origin} does not answer (${why}): codes would wait in the outbox; check SIS_SMS_WEBHOOK_URL and the gateway`,
+    );
   }
-  if (status >= 500) throw new Error(`${origin} answered ${status} to a HEAD request: the gateway is in trouble; codes would wait in the outbox`);
+  if (status >= 500)
+    throw new Error(
+      `${origin} answered ${status} to a HEAD request: the gateway is in trouble; codes would wait in the outbox`,
+    );
   return `${origin} answered ${status} to a HEAD request in ${Date.now() - started} ms`;
 }
 

@@ -77,7 +77,8 @@ export class OutboxWorker {
       .catch((err: unknown) => {
         // A database that is down is reported once, by its state; not at every poll.
         const health = this.options.health;
-        if (health !== undefined && noteDatabaseFailure(health, err)) this.log.debug({ err }, 'outbox: delivery round failed');
+        if (health !== undefined && noteDatabaseFailure(health, err))
+          this.log.debug({ err }, 'outbox: delivery round failed');
         else this.log.error({ err }, 'outbox: delivery round failed');
       })
       .finally(() => {
@@ -136,6 +137,9 @@ export class OutboxWorker {
     await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
     // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).
     const level = health === undefined ? 'warn' : 'debug';
-    this.log[level]({ outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt }, 'outbox: will retry');
+    this.log[level](
+      { outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt },
+      'outbox: will retry',
+    );
   }
 }

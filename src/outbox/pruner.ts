@@ -34,7 +34,12 @@ export interface PrunerOptions {
   readonly minPauseMs: number;
 }
 
-export const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { intervalMs: 60_000, batchRows: 500, pauseFactor: 4, minPauseMs: 10 };
+export const DEFAULT_PRUNER_OPTIONS: PrunerOptions = {
+  intervalMs: 60_000,
+  batchRows: 500,
+  pauseFactor: 4,
+  minPauseMs: 10,
+};
 
 /** What a round did to one table: rows created before `before` removed (or, in a dry run, to remove). */
 export interface TablePrune {
@@ -95,10 +100,15 @@ export class Pruner {
       if (before === null) continue;
       const removed = dryRun
         ? await this.store.countPrunable(table, before)
-        : await this.batches(() => this.store.pruneBatch(table, before, this.options.batchRows), (n) => (this.pruned[table] += n));
+        : await this.batches(
+            () => this.store.pruneBatch(table, before, this.options.batchRows),
+            (n) => (this.pruned[table] += n),
+          );
       tables[table] = { before, removed };
     }
-    const erased = dryRun ? await this.store.countUnerased() : await this.batches(() => this.store.eraseDelivered(this.options.batchRows));
+    const erased = dryRun
+      ? await this.store.countUnerased()
+      : await this.batches(() => this.store.eraseDelivered(this.options.batchRows));
     return { tables, erased };
   }
 
@@ -133,7 +143,10 @@ export class Pruner {
       const authCodes = tables.auth_codes?.removed ?? 0;
       const outbox = tables.outbox?.removed ?? 0;
       if (authCodes + outbox + erased > 0) {
-        this.log?.info({ authCodes, outbox, erased, ms: Math.round(performance.now() - started) }, 'retention: old rows pruned');
+        this.log?.info(
+          { authCodes, outbox, erased, ms: Math.round(performance.now() - started) },
+          'retention: old rows pruned',
+        );
       }
       if (this.stopped) return;
       // Also after a round with nothing to prune: delivered texts erased since the last one leave the log.
@@ -142,7 +155,8 @@ export class Pruner {
       this.kept = { auth_codes: counts.auth_codes.kept, outbox: counts.outbox.kept };
     } catch (err) {
       // A database not reachable yet is reported by the store's own retries.
-      if (!(err instanceof StoreNotReadyError)) this.log?.error({ err }, 'retention: pruning round failed; trying again at the next round');
+      if (!(err instanceof StoreNotReadyError))
+        this.log?.error({ err }, 'retention: pruning round failed; trying again at the next round');
     }
   }
 
@@ -176,5 +190,8 @@ export class Pruner {
 /** The policy the settings describe. */
 export function retentionPolicy(config: Pick<Config, 'retention' | 'authCodesPerHour'>): RetentionPolicy {
   const { authCodesMs, outboxMs } = config.retention;
-  return { keepMs: { auth_codes: authCodesMs, outbox: outboxMs }, authCodeFloorMs: config.authCodesPerHour > 0 ? AUTH_CODE_WINDOW_MS : 0 };
+  return {
+    keepMs: { auth_codes: authCodesMs, outbox: outboxMs },
+    authCodeFloorMs: config.authCodesPerHour > 0 ? AUTH_CODE_WINDOW_MS : 0,
+  };
 }

@@ -36,13 +36,16 @@ export class BackgroundStore {
   #closed: Promise<void> | null = null;
 
   constructor(url: string, options: OpenStoreOptions = {}, retry: Omit<RetryOptions, 'signal'> = {}) {
-    this.opened = openStoreWithRetry(url, options, { ...retry, signal: this.#abort.signal }).then((store) => (this.#store = store));
+    this.opened = openStoreWithRetry(url, options, { ...retry, signal: this.#abort.signal }).then(
+      (store) => (this.#store = store),
+    );
     // Callers that only use the store's methods never look at `opened`: its failure is theirs to read, not unhandled.
     this.opened.catch(() => undefined);
     // Until the store is open, every forwarded call fails with StoreNotReadyError (as a rejected promise).
     const notReady: Around = (call) => (this.#store === null ? Promise.reject(new StoreNotReadyError()) : call());
     const forwarded = forwardMethods<Record<string, unknown>>(SqlStore.prototype, () => this.#store!, notReady);
-    for (const [name, method] of Object.entries(forwarded)) if (!(name in this)) Object.defineProperty(this, name, { value: method });
+    for (const [name, method] of Object.entries(forwarded))
+      if (!(name in this)) Object.defineProperty(this, name, { value: method });
     this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
   }
 
@@ -54,7 +57,11 @@ export class BackgroundStore {
     return this.#store !== null;
   }
 
-  async *studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncGenerator<readonly StudentRecord[], void, undefined> {
+  async *studentsOfSchoolPages(
+    schoolBaseUrl: string,
+    showActive: string,
+    pageSize: number,
+  ): AsyncGenerator<readonly StudentRecord[], void, undefined> {
     if (this.#store === null) throw new StoreNotReadyError();
     yield* this.#store.studentsOfSchoolPages(schoolBaseUrl, showActive, pageSize);
   }

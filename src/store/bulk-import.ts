@@ -40,7 +40,12 @@ export class ImportRejectedError extends Error {
 const PAGE_ROWS = 1000;
 
 /** The stored table each importable one goes to. */
-const STORED_TABLE: Readonly<Record<TableName, string>> = { students: 'students', devices: 'devices', marks: 'marks', push: 'push_settings' };
+const STORED_TABLE: Readonly<Record<TableName, string>> = {
+  students: 'students',
+  devices: 'devices',
+  marks: 'marks',
+  push: 'push_settings',
+};
 /** Temporary tables named with their schema, never mistaken for a table of the database's schema. */
 const temp = (dialect: Dialect, name: string): string => `${dialect.staging.tempSchema}.${name}`;
 const stage = stageTable;
@@ -64,7 +69,9 @@ export async function bulkImport(
       await run(`drop table if exists ${temp(dialect, stage(table))}`);
       const required: readonly string[] = REQUIRED_FIELDS[table];
       const columns = TABLE_FIELDS[table].map((f) => `${quote(f)} text${required.includes(f) ? ' not null' : ''}`);
-      await run(`create temp table ${stage(table)} (${dialect.staging.ordColumn}, line bigint not null, ${columns.join(', ')})`);
+      await run(
+        `create temp table ${stage(table)} (${dialect.staging.ordColumn}, line bigint not null, ${columns.join(', ')})`,
+      );
     }
     try {
       const counts: Record<TableName, number> = { students: 0, devices: 0, marks: 0, push: 0 };
@@ -106,7 +113,8 @@ export async function bulkImport(
       return counts;
     } finally {
       // A lost connection takes its temporary tables with it; nothing to report then.
-      for (const table of TABLE_NAMES) await run(`drop table if exists ${temp(dialect, stage(table))}`).catch(() => undefined);
+      for (const table of TABLE_NAMES)
+        await run(`drop table if exists ${temp(dialect, stage(table))}`).catch(() => undefined);
     }
   });
 }
@@ -135,7 +143,9 @@ async function merge(
       );
     }
     if (counts.devices > 0) {
-      await run(`insert into devices (id, token) select id, token from ${stage('devices')} where true order by id${await upsert(run, 'devices', '(id) do update set token = excluded.token')}`);
+      await run(
+        `insert into devices (id, token) select id, token from ${stage('devices')} where true order by id${await upsert(run, 'devices', '(id) do update set token = excluded.token')}`,
+      );
     }
     if (counts.marks > 0) {
       // A student the file names has exactly the file's marks afterwards, in file order.
@@ -147,7 +157,9 @@ async function merge(
     }
     if (counts.push > 0) {
       await run('delete from push_settings');
-      await run(`insert into push_settings (id, "ServerKey", "SenderId") select 1, "ServerKey", "SenderId" from ${stage('push')}`);
+      await run(
+        `insert into push_settings (id, "ServerKey", "SenderId") select 1, "ServerKey", "SenderId" from ${stage('push')}`,
+      );
     }
   });
 }
@@ -189,7 +201,9 @@ async function reportDuplicates(
 ): Promise<void> {
   const key = KEY_FIELD[table]!;
   const name = stage(table);
-  const any = (await run(`select 1 as one from ${name} group by ${quote(key)} having count(*) > 1 limit 1`)) as { rows: unknown[] };
+  const any = (await run(`select 1 as one from ${name} group by ${quote(key)} having count(*) > 1 limit 1`)) as {
+    rows: unknown[];
+  };
   if (any.rows.length === 0) return;
   const dups = `${name}_dups`;
   await run(`drop table if exists ${temp(dialect, dups)}`);
@@ -200,10 +214,19 @@ async function reportDuplicates(
   );
   try {
     await run(`create index ${dups}_ord on ${dups} (ord)`);
-    type Dup = { ord: number | string; line: number | string; k: string; first_ord: number | string; first_line: number | string };
+    type Dup = {
+      ord: number | string;
+      line: number | string;
+      k: string;
+      first_ord: number | string;
+      first_line: number | string;
+    };
     let after = -1;
     for (;;) {
-      const page = (await run(`select ord, line, k, first_ord, first_line from ${dups} where ord > ? order by ord limit ${PAGE_ROWS}`, [after])) as {
+      const page = (await run(
+        `select ord, line, k, first_ord, first_line from ${dups} where ord > ? order by ord limit ${PAGE_ROWS}`,
+        [after],
+      )) as {
         rows: Dup[];
       };
       for (const d of page.rows) {

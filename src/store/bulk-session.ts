@@ -34,7 +34,8 @@ export function kyselyBulkSession(db: Kysely<Database>, dialect: Dialect): WithB
     db.connection().execute((conn) =>
       work({
         dialect,
-        run: async (text, parameters = []) => conn.executeQuery(CompiledQuery.raw(dialect.staging.placeholders(text), [...parameters])),
+        run: async (text, parameters = []) =>
+          conn.executeQuery(CompiledQuery.raw(dialect.staging.placeholders(text), [...parameters])),
       }),
     );
 }

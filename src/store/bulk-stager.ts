@@ -27,7 +27,8 @@ export function createStager(session: BulkSession): Stager {
 }
 
 const columns = (table: TableName): string => `ord, line, ${TABLE_FIELDS[table].map(quote).join(', ')}`;
-const value = (row: ImportRow, field: string): string | null => (row.record as Readonly<Record<string, string | null>>)[field] ?? null;
+const value = (row: ImportRow, field: string): string | null =>
+  (row.record as Readonly<Record<string, string | null>>)[field] ?? null;
 
 class CopyStager implements Stager {
   private table: TableName | null = null;
@@ -65,7 +66,13 @@ class CopyStager implements Stager {
   }
 }
 
-const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\ufffd' };
+const COPY_ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\0': '\ufffd',
+};
 
 /**
  * A value in COPY's text format: null is `\N`; backslash, tab, line feed and carriage return are

@@ -12,7 +12,9 @@ const SQLITE_VERSION = 'select data_version, total_changes() from pragma_data_ve
  * SQLite: `data_version` moves with other connections' commits, `total_changes()` with this
  * connection's own writes. Read synchronously on the store's connection (2-3 µs).
  */
-export function sqliteDataVersion(read: (sql: string, parameters: readonly unknown[], arrays: boolean) => unknown[]): DataVersionReader {
+export function sqliteDataVersion(
+  read: (sql: string, parameters: readonly unknown[], arrays: boolean) => unknown[],
+): DataVersionReader {
   return () => {
     const [row] = read(SQLITE_VERSION, [], true) as [[number, number]];
     return `${row[0]}:${row[1]}`;
@@ -29,7 +31,11 @@ export function sqliteDataVersion(read: (sql: string, parameters: readonly unkno
  */
 export function postgresDataVersion(pool: Pool, schema: string | null): DataVersionReader {
   const table = schema === null ? 'sis_data_versions' : `"${schema.replace(/"/g, '""')}".sis_data_versions`;
-  const query = { name: 'sis_data_version', text: `select version::text from ${table} where name = 'students'`, rowMode: 'array' as const };
+  const query = {
+    name: 'sis_data_version',
+    text: `select version::text from ${table} where name = 'students'`,
+    rowMode: 'array' as const,
+  };
   return shared(() => pool.query<[string]>(query).then((result) => result.rows[0]?.[0] ?? null));
 }
 

@@ -5,7 +5,16 @@
  * dataset file is src/dataset's business.)
  */
 import type { Dataset, DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
-import { checkRecord, findXmlForbiddenCharacter, isObject, KEY_FIELD, kind, member, TOP_LEVEL_NAMES, TOP_LEVEL_SHAPE } from './record-check.js';
+import {
+  checkRecord,
+  findXmlForbiddenCharacter,
+  isObject,
+  KEY_FIELD,
+  kind,
+  member,
+  TOP_LEVEL_NAMES,
+  TOP_LEVEL_SHAPE,
+} from './record-check.js';
 import type { TableName, TableRecord } from './record-check.js';
 
 /** How many problems one error lists; a broken generator can produce one per row. */
@@ -98,7 +107,10 @@ function checkRecords<T extends TableName>(list: unknown, table: T, problems: Pr
     }
     const key = (record as Record<string, string>)[keyField]!;
     const first = seen.get(key);
-    if (first !== undefined) add(() => `${table}[${index}].${keyField}: duplicate key ${JSON.stringify(key)}, first used by ${table}[${first}]`);
+    if (first !== undefined)
+      add(
+        () => `${table}[${index}].${keyField}: duplicate key ${JSON.stringify(key)}, first used by ${table}[${first}]`,
+      );
     else seen.set(key, index);
     records.push(record);
   });

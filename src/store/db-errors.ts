@@ -33,7 +33,12 @@ export function isTransientDatabaseError(error: unknown): boolean {
     if (code.startsWith('08')) return true; // connection exception class
   }
   // node-postgres reports a closed socket and a connect time-out by message only.
-  if (/^Connection terminated|timeout exceeded when trying to connect|^Client has encountered a connection error/.test(error.message)) return true;
+  if (
+    /^Connection terminated|timeout exceeded when trying to connect|^Client has encountered a connection error/.test(
+      error.message,
+    )
+  )
+    return true;
   return error.cause !== undefined && error.cause !== error && isTransientDatabaseError(error.cause);
 }
 
@@ -65,7 +70,8 @@ export function databaseCondition(error: unknown): DatabaseCondition | null {
     }
     if (code === 'SQLITE_FULL' || code === '53100') return 'disk full';
     if (code.startsWith('SQLITE_READONLY') || code === '25006') return 'read-only';
-    if (code === 'ERR_STORE_NOT_READY' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return 'unavailable';
+    if (code === 'ERR_STORE_NOT_READY' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN')
+      return 'unavailable';
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '40001' || code === '40P01') return null;
     if (isConnectionLost(e) || isTransientDatabaseError(e)) return 'unavailable';
   }

@@ -7,11 +7,35 @@ import type { Dataset } from './store.js';
 
 export const DEMO_DATASET: Dataset = {
   students: [
-    { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: 'http://school-a.example' },
-    { id_student: '2', fullName: 'Zo\u00eb \u00c5ngstr\u00f6m', id_device: 'dev-002', ShowActive: '1', school_base_url: 'http://school-a.example' },
-    { id_student: '3', fullName: '\u0639\u0644\u064a', id_device: 'dev-003', ShowActive: '0', school_base_url: 'http://school-a.example' },
+    {
+      id_student: '1',
+      fullName: "O'Brien & <Sons>",
+      id_device: 'dev-001',
+      ShowActive: '1',
+      school_base_url: 'http://school-a.example',
+    },
+    {
+      id_student: '2',
+      fullName: 'Zo\u00eb \u00c5ngstr\u00f6m',
+      id_device: 'dev-002',
+      ShowActive: '1',
+      school_base_url: 'http://school-a.example',
+    },
+    {
+      id_student: '3',
+      fullName: '\u0639\u0644\u064a',
+      id_device: 'dev-003',
+      ShowActive: '0',
+      school_base_url: 'http://school-a.example',
+    },
     // A null id_device (left out of answers) and empty strings (written as empty elements).
-    { id_student: '10', fullName: 'Plain Name', id_device: null, ShowActive: '1', school_base_url: 'http://school-b.example' },
+    {
+      id_student: '10',
+      fullName: 'Plain Name',
+      id_device: null,
+      ShowActive: '1',
+      school_base_url: 'http://school-b.example',
+    },
     { id_student: '11', fullName: '', id_device: '', ShowActive: '0', school_base_url: 'http://school-b.example' },
   ],
   devices: [

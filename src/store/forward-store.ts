@@ -15,10 +15,15 @@ const direct: Around = (call) => call();
 /** The names of the methods of `shape` and its prototypes (classes' methods are not own properties). */
 export function methodNames(shape: object): string[] {
   const names = new Set<string>();
-  for (let o: object | null = shape; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+  for (
+    let o: object | null = shape;
+    o !== null && o !== Object.prototype;
+    o = Object.getPrototypeOf(o) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(o)) {
       // The descriptor, not the property: reading a getter on a prototype would run it there.
-      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(o, name)?.value === 'function') names.add(name);
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(o, name)?.value === 'function')
+        names.add(name);
     }
   }
   return [...names];
@@ -42,5 +47,8 @@ export function forwardMethods<T extends object>(shape: object, target: () => ob
 
 /** A store like `inner` with some methods replaced (tests: a store that fails on one call). */
 export function withOverrides<T extends object>(inner: T, overrides: Partial<T>): T {
-  return Object.assign(forwardMethods<T>(inner, () => inner), overrides);
+  return Object.assign(
+    forwardMethods<T>(inner, () => inner),
+    overrides,
+  );
 }

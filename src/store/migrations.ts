@@ -77,7 +77,11 @@ export const migrations: readonly Migration[] = [
         .addColumn('MarkDate', 'text')
         .addColumn('Note', 'text')
         .execute();
-      await db.schema.createIndex('marks_student_subject_seq').on('marks').columns(['id_student', 'SubjectID', 'seq']).execute();
+      await db.schema
+        .createIndex('marks_student_subject_seq')
+        .on('marks')
+        .columns(['id_student', 'SubjectID', 'seq'])
+        .execute();
       await db.schema
         .createTable('push_settings')
         .addColumn('id', 'integer', (c) => c.primaryKey().check(sql`id = 1`))
@@ -90,7 +94,12 @@ export const migrations: readonly Migration[] = [
         .addColumn('phone', 'text', (c) => c.notNull())
         .addColumn('code', 'text', (c) => c.notNull())
         .addColumn('message', 'text', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull().defaultTo('pending').check(sql`state in ('pending', 'delivered', 'failed')`))
+        .addColumn('state', 'text', (c) =>
+          c
+            .notNull()
+            .defaultTo('pending')
+            .check(sql`state in ('pending', 'delivered', 'failed')`),
+        )
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('next_attempt_at', time, (c) => c.notNull())
         .addColumn('last_error', 'text')
@@ -197,7 +206,10 @@ interface AppliedRow {
 function refuseNewer(rows: readonly AppliedRow[] | null): void {
   const newest = rows?.reduce<AppliedRow | null>((a, r) => (a === null || r.version > a.version ? r : a), null) ?? null;
   if (newest !== null && newest.version > LATEST_SCHEMA_VERSION) {
-    throw new SchemaTooNewError(newest.version, LATEST_SCHEMA_VERSION, { name: newest.name, appliedAt: newest.appliedAt });
+    throw new SchemaTooNewError(newest.version, LATEST_SCHEMA_VERSION, {
+      name: newest.name,
+      appliedAt: newest.appliedAt,
+    });
   }
 }
 
@@ -242,7 +254,11 @@ export async function schemaStatus(db: Kysely<Database>): Promise<SchemaStatus> 
   const version = Math.max(...rows.map((r) => r.version));
   if (isCurrent(rows)) return { state: 'current', version };
   const applied = new Set(rows.map((r) => r.version));
-  return { state: 'pending', version, pending: migrations.filter((m) => !applied.has(m.version)).map((m) => m.version) };
+  return {
+    state: 'pending',
+    version,
+    pending: migrations.filter((m) => !applied.has(m.version)).map((m) => m.version),
+  };
 }
 
 /**

@@ -3,7 +3,12 @@
  * wrong with what, and what to do (src/errors/startup-errors.ts). Anything else passes unchanged.
  */
 import { resolve } from 'node:path';
-import { DatabaseAccessError, DatabaseLoginError, DatabaseMissingError, DatabaseUnusableError } from '../errors/startup-errors.js';
+import {
+  DatabaseAccessError,
+  DatabaseLoginError,
+  DatabaseMissingError,
+  DatabaseUnusableError,
+} from '../errors/startup-errors.js';
 import { sqliteAccessProblem } from './sqlite-access.js';
 import type { SqliteNeed } from './sqlite-access.js';
 

@@ -13,7 +13,10 @@ import { SqlStore } from './sql-store.js';
 import type { SqlStoreOptions } from './sql-store.js';
 
 /** What the dialect's opener made, beside the Kysely instance. The thunks run once the tables exist (after migrating). */
-export type OpenedParts = Pick<SqlStoreOptions, 'directRead' | 'readers' | 'snapshot' | 'snapshotSlots' | 'dataVersion' | 'bulkSession'> & {
+export type OpenedParts = Pick<
+  SqlStoreOptions,
+  'directRead' | 'readers' | 'snapshot' | 'snapshotSlots' | 'dataVersion' | 'bulkSession'
+> & {
   readonly directAuthCode?: () => DirectAuthCode;
   readonly retention: () => RetentionBatches;
 };

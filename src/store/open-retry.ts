@@ -29,7 +29,11 @@ export interface AttemptFailure {
   readonly delayMs: number;
 }
 
-export async function openStoreWithRetry(url: string, options: OpenStoreOptions = {}, retry: RetryOptions = {}): Promise<SqlStore> {
+export async function openStoreWithRetry(
+  url: string,
+  options: OpenStoreOptions = {},
+  retry: RetryOptions = {},
+): Promise<SqlStore> {
   const { signal, onAttemptFailed } = retry;
   const initial = retry.initialDelayMs ?? 250;
   const max = retry.maxDelayMs ?? 5000;

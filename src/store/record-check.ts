@@ -10,7 +10,12 @@ export const MARK_FIELDS = ['id_student', 'SubjectID', 'SubjectName', 'Mark', 'T
 export const PUSH_FIELDS = ['ServerKey', 'SenderId'] as const;
 
 /** The importable tables and their fields, key (or required fields) first. */
-export const TABLE_FIELDS = { students: STUDENT_FIELDS, devices: DEVICE_FIELDS, marks: MARK_FIELDS, push: PUSH_FIELDS } as const;
+export const TABLE_FIELDS = {
+  students: STUDENT_FIELDS,
+  devices: DEVICE_FIELDS,
+  marks: MARK_FIELDS,
+  push: PUSH_FIELDS,
+} as const;
 export type TableName = keyof typeof TABLE_FIELDS;
 export const TABLE_NAMES: readonly TableName[] = ['students', 'devices', 'marks', 'push'];
 
@@ -23,7 +28,12 @@ export const REQUIRED_FIELDS: { readonly [T in TableName]: readonly string[] } =
 };
 
 /** The field no two records of one file may share; null where records have no key (a student's marks are a list, push is one record). */
-export const KEY_FIELD: { readonly [T in TableName]: string | null } = { students: 'id_student', devices: 'id', marks: null, push: null };
+export const KEY_FIELD: { readonly [T in TableName]: string | null } = {
+  students: 'id_student',
+  devices: 'id',
+  marks: null,
+  push: null,
+};
 
 /** How problems name the top-level members of a JSON dataset. */
 export const TOP_LEVEL_SHAPE = 'an object with "students", "devices", "marks" or "push" members';
@@ -44,7 +54,12 @@ export type AddProblem = (message: () => string) => void;
  * caller says where it is (a CSV line). Returns the record when its required fields are strings,
  * even if other fields are wrong (so duplicate keys can still be found); null otherwise.
  */
-export function checkRecord<T extends TableName>(table: T, item: unknown, label: string | null, add: AddProblem): TableRecord[T] | null {
+export function checkRecord<T extends TableName>(
+  table: T,
+  item: unknown,
+  label: string | null,
+  add: AddProblem,
+): TableRecord[T] | null {
   const fields: readonly string[] = TABLE_FIELDS[table];
   const at = label ?? table;
   if (!isObject(item)) {
@@ -62,7 +77,11 @@ export function checkRecord<T extends TableName>(table: T, item: unknown, label:
     const where = label === null ? field : `${label}.${field}`;
     if (required.includes(field) && typeof v !== 'string') {
       const what = KEY_FIELD[table] === field ? 'key' : 'field';
-      add(() => (v === undefined ? `${where}: required ${what} is missing` : `${where}: expected a string${what === 'key' ? ' (the key)' : ''}, found ${kind(v)}`));
+      add(() =>
+        v === undefined
+          ? `${where}: required ${what} is missing`
+          : `${where}: expected a string${what === 'key' ? ' (the key)' : ''}, found ${kind(v)}`,
+      );
       keyOk = false;
       return;
     }

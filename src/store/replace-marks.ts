@@ -11,9 +11,15 @@ export const IMPORT_BATCH_ROWS = 500;
 export async function replaceMarks(trx: Kysely<Database>, marks: readonly MarkRecord[]): Promise<void> {
   const named = [...new Set(marks.map((m) => m.id_student))];
   for (let start = 0; start < named.length; start += IMPORT_BATCH_ROWS) {
-    await trx.deleteFrom('marks').where('id_student', 'in', named.slice(start, start + IMPORT_BATCH_ROWS)).execute();
+    await trx
+      .deleteFrom('marks')
+      .where('id_student', 'in', named.slice(start, start + IMPORT_BATCH_ROWS))
+      .execute();
   }
-  const top = await trx.selectFrom('marks').select(sql<number | string | bigint | null>`max(seq)`.as('top')).executeTakeFirst();
+  const top = await trx
+    .selectFrom('marks')
+    .select(sql<number | string | bigint | null>`max(seq)`.as('top'))
+    .executeTakeFirst();
   const base = Number(top?.top ?? 0) + 1;
   for (let start = 0; start < marks.length; start += IMPORT_BATCH_ROWS) {
     const rows = marks.slice(start, start + IMPORT_BATCH_ROWS).map((m, i) => ({ ...m, seq: base + start + i }));

@@ -55,14 +55,20 @@ export class SqlAdmin {
 
   async stats(): Promise<StoreStats> {
     const count = async (table: 'students' | 'devices' | 'auth_codes'): Promise<number> => {
-      const row = await this.db.selectFrom(table).select(sql<string | number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+      const row = await this.db
+        .selectFrom(table)
+        .select(sql<string | number>`count(*)`.as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     };
     const schools = await this.db
       .selectFrom('students')
       .select(sql<string | number>`count(distinct school_base_url)`.as('n'))
       .executeTakeFirstOrThrow();
-    const version = await this.db.selectFrom('sis_migrations').select(sql<number | null>`max(version)`.as('v')).executeTakeFirst();
+    const version = await this.db
+      .selectFrom('sis_migrations')
+      .select(sql<number | null>`max(version)`.as('v'))
+      .executeTakeFirst();
     return {
       students: await count('students'),
       devices: await count('devices'),
@@ -106,11 +112,15 @@ export class SqlAdmin {
 
   /** The device, or null when there is none (its token may be null). */
   async device(id: string): Promise<DeviceRecord | null> {
-    return (await this.db.selectFrom('devices').select(['id', 'token']).where('id', '=', id).executeTakeFirst()) ?? null;
+    return (
+      (await this.db.selectFrom('devices').select(['id', 'token']).where('id', '=', id).executeTakeFirst()) ?? null
+    );
   }
 
   async setDevice(id: string, token: string | null): Promise<'created' | 'updated'> {
-    const problems = [checkText('id', id), token === null ? null : checkText('token', token)].filter((p): p is string => p !== null);
+    const problems = [checkText('id', id), token === null ? null : checkText('token', token)].filter(
+      (p): p is string => p !== null,
+    );
     if (problems.length > 0) throw new DatasetError(problems, problems.length, 'device');
     return this.dialect.writeTransaction(this.db, async (trx) => {
       const existing = await trx.selectFrom('devices').select('id').where('id', '=', id).executeTakeFirst();
@@ -192,7 +202,15 @@ export class SqlAdmin {
             after = Number(rows.at(-1)!.seq);
             await visit(
               'marks',
-              rows.map((r) => ({ id_student: r.id_student, SubjectID: r.SubjectID, SubjectName: r.SubjectName, Mark: r.Mark, Term: r.Term, MarkDate: r.MarkDate, Note: r.Note })),
+              rows.map((r) => ({
+                id_student: r.id_student,
+                SubjectID: r.SubjectID,
+                SubjectName: r.SubjectName,
+                Mark: r.Mark,
+                Term: r.Term,
+                MarkDate: r.MarkDate,
+                Note: r.Note,
+              })),
             );
             if (rows.length < PAGE_ROWS) break;
           }

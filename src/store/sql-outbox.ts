@@ -62,7 +62,15 @@ export class SqlOutbox implements OutboxStore {
       await trx.insertInto('auth_codes').values({ code: request.code, phone: request.phone, created_at: at }).execute();
       await trx
         .insertInto('outbox')
-        .values({ phone: request.phone, code: request.code, message: request.message, state: 'pending', attempts: 0, next_attempt_at: at, created_at: at })
+        .values({
+          phone: request.phone,
+          code: request.code,
+          message: request.message,
+          state: 'pending',
+          attempts: 0,
+          next_attempt_at: at,
+          created_at: at,
+        })
         .execute();
       return { accepted: true };
     });
@@ -90,13 +98,15 @@ export class SqlOutbox implements OutboxStore {
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', at)]))
         .orderBy('id')
         .limit(limit);
-      return trx
-        .updateTable('outbox')
-        .set((eb) => ({ locked_by: worker, locked_until: until, attempts: eb('attempts', '+', 1) }))
-        // Rows another instance is claiming right now are skipped, not waited for.
-        .where('id', 'in', this.dialect.skipLocked(due))
-        .returning(COLUMNS)
-        .execute();
+      return (
+        trx
+          .updateTable('outbox')
+          .set((eb) => ({ locked_by: worker, locked_until: until, attempts: eb('attempts', '+', 1) }))
+          // Rows another instance is claiming right now are skipped, not waited for.
+          .where('id', 'in', this.dialect.skipLocked(due))
+          .returning(COLUMNS)
+          .execute()
+      );
     });
     return rows.map(toMessage).sort((a, b) => a.id - b.id);
   }
@@ -107,15 +117,29 @@ export class SqlOutbox implements OutboxStore {
     // text erased, phone masked), in the same update; failed ones keep theirs until retried or pruned.
     const values =
       outcome.state === 'delivered'
-        ? { ...released, state: 'delivered', delivered_at: outcome.at.toISOString(), code: '', message: '', phone: sql.raw<string>(MASKED_PHONE_SQL) }
+        ? {
+            ...released,
+            state: 'delivered',
+            delivered_at: outcome.at.toISOString(),
+            code: '',
+            message: '',
+            phone: sql.raw<string>(MASKED_PHONE_SQL),
+          }
         : outcome.state === 'pending'
-          ? { ...released, next_attempt_at: outcome.nextAttemptAt.toISOString(), last_error: outcome.error.slice(0, MAX_ERROR_CHARS) }
+          ? {
+              ...released,
+              next_attempt_at: outcome.nextAttemptAt.toISOString(),
+              last_error: outcome.error.slice(0, MAX_ERROR_CHARS),
+            }
           : { ...released, state: 'failed', last_error: outcome.error.slice(0, MAX_ERROR_CHARS) };
     // Only while the lease is still this worker's: after it ran out, another worker owns the message.
     await this.db.updateTable('outbox').set(values).where('id', '=', id).where('locked_by', '=', worker).execute();
   }
 
-  async listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]> {
+  async listOutbox(filter: {
+    readonly state?: OutboxState;
+    readonly limit?: number;
+  }): Promise<readonly OutboxMessage[]> {
     let query = this.db.selectFrom('outbox').select(COLUMNS);
     if (filter.state !== undefined) query = query.where('state', '=', filter.state);
     const rows = await query

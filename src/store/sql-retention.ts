@@ -29,7 +29,9 @@ export class SqlRetention implements RetentionStore {
 
   async countPrunable(table: RetentionTable, before: Date): Promise<number> {
     const t = sql.table(table);
-    const { rows } = await sql<{ n: string | number }>`select count(*) as n from ${t} where ${PRUNABLE[table]} and created_at < ${before.toISOString()}`.execute(
+    const { rows } = await sql<{
+      n: string | number;
+    }>`select count(*) as n from ${t} where ${PRUNABLE[table]} and created_at < ${before.toISOString()}`.execute(
       this.db,
     );
     return Number(rows[0]?.n ?? 0);
@@ -40,7 +42,9 @@ export class SqlRetention implements RetentionStore {
   }
 
   async countUnerased(): Promise<number> {
-    const { rows } = await sql<{ n: string | number }>`select count(*) as n from outbox where ${UNERASED}`.execute(this.db);
+    const { rows } = await sql<{ n: string | number }>`select count(*) as n from outbox where ${UNERASED}`.execute(
+      this.db,
+    );
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -52,8 +56,13 @@ export class SqlRetention implements RetentionStore {
       .execute();
     const counts = {} as Record<RetentionTable, TableCounts>;
     for (const table of RETENTION_TABLES) {
-      const { rows } = await sql<{ n: string | number }>`select count(*) as n from ${sql.table(table)}`.execute(this.db);
-      counts[table] = { kept: Number(rows[0]?.n ?? 0), pruned: Number(pruned.find((r) => r.table_name === table)?.pruned ?? 0) };
+      const { rows } = await sql<{ n: string | number }>`select count(*) as n from ${sql.table(table)}`.execute(
+        this.db,
+      );
+      counts[table] = {
+        kept: Number(rows[0]?.n ?? 0),
+        pruned: Number(pruned.find((r) => r.table_name === table)?.pruned ?? 0),
+      };
     }
     return counts;
   }

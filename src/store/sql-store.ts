@@ -162,7 +162,11 @@ export class SqlStore implements Store, OutboxStore {
     return this.#students.all(schoolBaseUrl, showActive);
   }
 
-  studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncIterable<readonly StudentRecord[]> {
+  studentsOfSchoolPages(
+    schoolBaseUrl: string,
+    showActive: string,
+    pageSize: number,
+  ): AsyncIterable<readonly StudentRecord[]> {
     return this.#students.pages(schoolBaseUrl, showActive, pageSize);
   }
 
@@ -264,16 +268,32 @@ export class SqlStore implements Store, OutboxStore {
       if (marks.length > 0) await replaceMarks(trx, marks);
       if (push !== undefined) {
         await trx.deleteFrom('push_settings').execute();
-        await trx.insertInto('push_settings').values({ id: 1, ServerKey: push.ServerKey, SenderId: push.SenderId }).execute();
+        await trx
+          .insertInto('push_settings')
+          .values({ id: 1, ServerKey: push.ServerKey, SenderId: push.SenderId })
+          .execute();
       }
-      return { students: students.length, devices: devices.length, marks: marks.length, push: push === undefined ? 0 : 1 };
+      return {
+        students: students.length,
+        devices: devices.length,
+        marks: marks.length,
+        push: push === undefined ? 0 : 1,
+      };
     });
   }
 
   async isEmpty(): Promise<boolean> {
-    const student = await this.#db.selectFrom('students').select(sql<number>`1`.as('one')).limit(1).executeTakeFirst();
+    const student = await this.#db
+      .selectFrom('students')
+      .select(sql<number>`1`.as('one'))
+      .limit(1)
+      .executeTakeFirst();
     if (student !== undefined) return false;
-    const device = await this.#db.selectFrom('devices').select(sql<number>`1`.as('one')).limit(1).executeTakeFirst();
+    const device = await this.#db
+      .selectFrom('devices')
+      .select(sql<number>`1`.as('one'))
+      .limit(1)
+      .executeTakeFirst();
     return device === undefined;
   }
 

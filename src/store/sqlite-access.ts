@@ -34,7 +34,8 @@ export function sqliteAccessProblem(path: string, need: SqliteNeed): string | nu
     }
   }
   const fileKind = kindOf(file);
-  if (fileKind === 'directory') return `${file} is a directory, not a database file: set SIS_DATABASE_URL to a file's path`;
+  if (fileKind === 'directory')
+    return `${file} is a directory, not a database file: set SIS_DATABASE_URL to a file's path`;
   const wanted: readonly Permission[] = need === 'write' ? ['read', 'write'] : ['read'];
   if (fileKind === 'file') {
     const denied = deniedOn(file, wanted);
@@ -44,7 +45,8 @@ export function sqliteAccessProblem(path: string, need: SqliteNeed): string | nu
   for (const companion of [`${file}-wal`, `${file}-shm`]) {
     if (kindOf(companion) !== 'file') continue;
     const denied = deniedOn(companion, ['read', 'write']);
-    if (denied !== null) return `SQLite's companion file ${companion} is ${denied} by user ${user} (left by another user?): ${fix(companion)}`;
+    if (denied !== null)
+      return `SQLite's companion file ${companion} is ${denied} by user ${user} (left by another user?): ${fix(companion)}`;
   }
   if (need === 'write' || fileKind === 'missing') {
     const denied = deniedOn(dir, ['write']);
@@ -75,8 +77,16 @@ function kindOf(path: string): 'missing' | 'directory' | 'file' | 'other' {
 }
 
 type Permission = 'read' | 'write' | 'search';
-const MODE: Readonly<Record<Permission, number>> = { read: constants.R_OK, write: constants.W_OK, search: constants.X_OK };
-const MISSING: Readonly<Record<Permission, string>> = { read: 'not readable', write: 'not writable', search: 'not searchable' };
+const MODE: Readonly<Record<Permission, number>> = {
+  read: constants.R_OK,
+  write: constants.W_OK,
+  search: constants.X_OK,
+};
+const MISSING: Readonly<Record<Permission, string>> = {
+  read: 'not readable',
+  write: 'not writable',
+  search: 'not searchable',
+};
 
 /** Null when the process has every permission on `path`, else the first it lacks ("not writable", …). */
 function deniedOn(path: string, permissions: readonly Permission[]): string | null {

@@ -20,8 +20,10 @@ interface SqliteRetention {
 
 /** The oldest rows first; the predicates are those of the indexes of migration 5, literally. */
 const PRUNE_SQL: Readonly<Record<RetentionTable, string>> = {
-  auth_codes: 'delete from auth_codes where id in (select id from auth_codes where created_at < ? order by created_at limit ?)',
-  outbox: "delete from outbox where id in (select id from outbox where state <> 'pending' and created_at < ? order by created_at limit ?)",
+  auth_codes:
+    'delete from auth_codes where id in (select id from auth_codes where created_at < ? order by created_at limit ?)',
+  outbox:
+    "delete from outbox where id in (select id from outbox where state <> 'pending' and created_at < ? order by created_at limit ?)",
 };
 
 export const ERASE_SQL = `update outbox set code = '', message = '', phone = ${MASKED_PHONE_SQL} where id in (select id from outbox where state = 'delivered' and message <> '' limit ?)`;

@@ -67,7 +67,8 @@ export interface AuthCodeRequest {
   readonly maxPerHour: number;
 }
 
-export type AuthCodeOutcome = { readonly accepted: true } | { readonly accepted: false; readonly retryAfterSeconds: number };
+export type AuthCodeOutcome =
+  { readonly accepted: true } | { readonly accepted: false; readonly retryAfterSeconds: number };
 
 export interface Store {
   /** Students of a school whose ShowActive equals `showActive`, in the order they were first imported. */
@@ -79,7 +80,11 @@ export interface Store {
    * (`break`, `return()`), so memory stays bounded however large the school. Errors surface from
    * the iteration.
    */
-  studentsOfSchoolPages(schoolBaseUrl: string, showActive: string, pageSize: number): AsyncIterable<readonly StudentRecord[]>;
+  studentsOfSchoolPages(
+    schoolBaseUrl: string,
+    showActive: string,
+    pageSize: number,
+  ): AsyncIterable<readonly StudentRecord[]>;
   /** The token stored for a device identifier, or null when there is none. */
   deviceToken(id: string): Promise<string | null>;
   /** A student's marks for one subject, or all subjects when `subjectId` is null, in import order. */

@@ -53,7 +53,11 @@ export class StudentLists {
    * once on the shared connection, as `all` does. A longer one is read again from the start in a
    * snapshot, whose connection is held until the iteration ends or is stopped (`return()`).
    */
-  async *pages(school: string, showActive: string, pageSize: number): AsyncGenerator<readonly StudentRecord[], void, undefined> {
+  async *pages(
+    school: string,
+    showActive: string,
+    pageSize: number,
+  ): AsyncGenerator<readonly StudentRecord[], void, undefined> {
     const size = Math.max(1, Math.floor(pageSize));
     const probe = await this.#reads.read(CompiledQuery.raw(this.#first, [school, showActive, size + 1]));
     if (probe.length <= size) {

@@ -65,10 +65,12 @@ class FullReader {
     parser.on('opentagstart', () => {
       this.settle(1);
       this.#attributes = 0;
-      if (++this.#depth > limits.maxDepth) this.fail(`The XML document nests elements deeper than ${limits.maxDepth} levels.`);
+      if (++this.#depth > limits.maxDepth)
+        this.fail(`The XML document nests elements deeper than ${limits.maxDepth} levels.`);
     });
     parser.on('attribute', () => {
-      if (++this.#attributes > limits.maxAttributes) this.fail(`An element has more than ${limits.maxAttributes} attributes.`);
+      if (++this.#attributes > limits.maxAttributes)
+        this.fail(`An element has more than ${limits.maxAttributes} attributes.`);
     });
     parser.on('opentag', (tag) => this.openTag(tag));
     parser.on('text', (text) => this.text(text));
@@ -84,9 +86,18 @@ class FullReader {
       this.settle(0);
       if (this.#root === null) this.fail('Root element is missing.');
     } catch (err) {
-      error = err instanceof XmlReadError ? err : new XmlReadError(xmlMessage(err, xml, this.#parser, this.#root === null), this.#bodyElement === undefined);
+      error =
+        err instanceof XmlReadError
+          ? err
+          : new XmlReadError(xmlMessage(err, xml, this.#parser, this.#root === null), this.#bodyElement === undefined);
     }
-    return { root: this.#root, bodyElement: this.#bodyElement, mustUnderstand: this.#mustUnderstand, params: this.#params, error };
+    return {
+      root: this.#root,
+      bodyElement: this.#bodyElement,
+      mustUnderstand: this.#mustUnderstand,
+      params: this.#params,
+      error,
+    };
   }
 
   private fail(message: string): never {
@@ -99,7 +110,12 @@ class FullReader {
     if (p === null) return;
     this.#pending = null;
     if (!this.#params.has(p.local) && this.#params.size < this.limits.maxParams) {
-      this.#params.set(p.local, { text: p.text, nil: p.nil, complex: p.complex, after: { line: p.line, column: p.column + offset } });
+      this.#params.set(p.local, {
+        text: p.text,
+        nil: p.nil,
+        complex: p.complex,
+        after: { line: p.line, column: p.column + offset },
+      });
     }
   }
 
@@ -123,7 +139,14 @@ class FullReader {
       this.#opDepth = depth;
     } else if (this.#opDepth > 0 && depth === this.#opDepth + 1 && ns === this.paramNamespace) {
       const nil = findAttr(tag, XSI_NS, 'nil')?.value.trim();
-      this.#current = { local: tag.local, text: '', nil: nil === 'true' || nil === '1', complex: false, line: 0, column: 0 };
+      this.#current = {
+        local: tag.local,
+        text: '',
+        nil: nil === 'true' || nil === '1',
+        complex: false,
+        line: 0,
+        column: 0,
+      };
     } else if (this.#current !== null && depth > this.#opDepth + 1) {
       this.#current.complex = true;
     }
@@ -138,7 +161,12 @@ class FullReader {
     this.settle(2);
     const current = this.#current;
     const depth = this.#depth;
-    if (current !== null && depth === this.#opDepth + 1 && tag.uri === this.paramNamespace && tag.local === current.local) {
+    if (
+      current !== null &&
+      depth === this.#opDepth + 1 &&
+      tag.uri === this.paramNamespace &&
+      tag.local === current.local
+    ) {
       current.line = this.#parser.line;
       current.column = this.#parser.column + 1;
       this.#pending = current;
@@ -162,7 +190,12 @@ function findAttr(tag: SaxesTagNS, uri: string, local: string): SaxesTagNS['attr
 }
 
 /** A message in the spirit of .NET's XmlException for a saxes error. */
-function xmlMessage(err: unknown, xml: string, parser: SaxesParser<{ xmlns: true; position: true }>, noRoot: boolean): string {
+function xmlMessage(
+  err: unknown,
+  xml: string,
+  parser: SaxesParser<{ xmlns: true; position: true }>,
+  noRoot: boolean,
+): string {
   const text = err instanceof Error ? err.message.replace(/^[^:]*:\d+:\d+: /, '') : 'unreadable XML';
   if (noRoot && /outside of root node|text data/i.test(text)) {
     // .NET points at the first character that is not markup.

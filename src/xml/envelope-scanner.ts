@@ -11,7 +11,8 @@ import type { Envelope, ParamText } from './envelope.js';
 
 const NAME = /[A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?/y;
 const ATTR = /([A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?)[ \t\n]*=[ \t\n]*(?:"([^"<&]*)"|'([^'<&]*)')/y;
-const DECL = /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.0\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
+const DECL =
+  /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.0\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
 // Characters the fast path leaves to saxes: CR (line-end normalisation), controls, non-characters
 // and surrogates (pairing rules), and `]]>` which text may not contain.
 const UNUSUAL = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]|\]\]>/;
@@ -54,7 +55,8 @@ export function scanEnvelope(xml: string, paramNamespace: string): Envelope | nu
   if (UNUSUAL.test(xml) || xml.charCodeAt(0) === 0xfeff) return null;
   for (const head of heads) {
     // slice + === compares the characters in one block; startsWith goes character by character.
-    if (xml.length > head.text.length && xml.slice(0, head.text.length) === head.text) return afterHead(xml, head, paramNamespace);
+    if (xml.length > head.text.length && xml.slice(0, head.text.length) === head.text)
+      return afterHead(xml, head, paramNamespace);
   }
   return scanWhole(xml, paramNamespace);
 }
@@ -111,7 +113,15 @@ function scanWhole(xml: string, paramNamespace: string): Envelope | null {
       bodyElement = opName;
       i = op.end;
       if (!op.selfClosing) {
-        const head = { text: xml.slice(0, i), envTag: env.name, bodyTag: body.name, opTag: op.name, root: envName, operation: opName, scope: scope3 };
+        const head = {
+          text: xml.slice(0, i),
+          envTag: env.name,
+          bodyTag: body.name,
+          opTag: op.name,
+          root: envName,
+          operation: opName,
+          scope: scope3,
+        };
         remember(head);
         return afterHead(xml, head, paramNamespace);
       }

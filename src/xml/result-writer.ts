@@ -39,7 +39,13 @@ interface Frame {
 export function createResultWriter(opName: string, result: ResultSpec, namespace: string): ResultWriter {
   const ns = escapeText(namespace).replace(/"/g, '&quot;');
   const resp = `${opName}Response`;
-  const frame: Frame = { ns, res: `${opName}Result`, empty: `<${resp} xmlns="${ns}" />`, open: `<${resp} xmlns="${ns}">`, close: `</${resp}>` };
+  const frame: Frame = {
+    ns,
+    res: `${opName}Result`,
+    empty: `<${resp} xmlns="${ns}" />`,
+    open: `<${resp} xmlns="${ns}">`,
+    close: `</${resp}>`,
+  };
   switch (result.kind) {
     case 'void':
       return { soapBody: () => frame.empty, httpDocument: () => null };
@@ -79,8 +85,16 @@ function listWriter({ ns, res, empty, open, close }: Frame, item: StructSpec): R
   const root = `ArrayOf${item.name}`;
   const compactItem = compactStructWriter(item.name, item);
   const indentedItem = indentedItemWriter(item);
-  const soapFrame: ListFrame = { open: `${open}<${res}>`, close: `</${res}>${close}`, empty: `${open}<${res} />${close}` };
-  const httpFrame: ListFrame = { open: `<${root} ${NS_DECLS} xmlns="${ns}">`, close: `\n</${root}>`, empty: `<${root} ${NS_DECLS} xmlns="${ns}" />` };
+  const soapFrame: ListFrame = {
+    open: `${open}<${res}>`,
+    close: `</${res}>${close}`,
+    empty: `${open}<${res} />${close}`,
+  };
+  const httpFrame: ListFrame = {
+    open: `<${root} ${NS_DECLS} xmlns="${ns}">`,
+    close: `\n</${root}>`,
+    empty: `<${root} ${NS_DECLS} xmlns="${ns}" />`,
+  };
   const httpNil = `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
   return {
     soapBody(value) {
@@ -122,7 +136,9 @@ function structWriter({ ns, res, empty, open, close }: Frame, spec: StructSpec):
       const v = value as StructValue | null | undefined;
       if (v === null || v === undefined) return `<${spec.name} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
       const inner = indented(v);
-      return inner === '' ? `<${spec.name} ${NS_DECLS} xmlns="${ns}" />` : `<${spec.name} ${NS_DECLS} xmlns="${ns}">${inner}\n</${spec.name}>`;
+      return inner === ''
+        ? `<${spec.name} ${NS_DECLS} xmlns="${ns}" />`
+        : `<${spec.name} ${NS_DECLS} xmlns="${ns}">${inner}\n</${spec.name}>`;
     },
   };
 }

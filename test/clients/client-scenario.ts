@@ -18,14 +18,26 @@ import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 import { callsExpected, callsSeen, failedExchanges, startRecordingProxy } from './recording-proxy.js';
 import type { RecordingProxy } from './recording-proxy.js';
-import { dataset, expectedExtendedPort, expectedPort, extendedDataset, PHONE, scenarioProblems, STORED_PHONE } from './scenarios.js';
+import {
+  dataset,
+  expectedExtendedPort,
+  expectedPort,
+  extendedDataset,
+  PHONE,
+  scenarioProblems,
+  STORED_PHONE,
+} from './scenarios.js';
 
 /** Checks a client's report port by port; `voidPorts` lists the ports that also called the void operations. */
 export function assertReport(report: unknown, ports: readonly string[], voidPorts: readonly string[]): void {
   assert.ok(typeof report === 'object' && report !== null, 'the client printed a JSON object');
   assert.deepEqual(Object.keys(report).sort(), [...ports].sort(), 'the client reported every port');
   for (const port of ports) {
-    assert.deepEqual((report as Record<string, unknown>)[port], expectedPort(voidPorts.includes(port)), `values seen over port ${port}`);
+    assert.deepEqual(
+      (report as Record<string, unknown>)[port],
+      expectedPort(voidPorts.includes(port)),
+      `values seen over port ${port}`,
+    );
   }
 }
 
@@ -34,7 +46,9 @@ export function assertAuthCodes(server: TestServer, client: string, ports: reado
   const db = new Database(server.databaseFile, { readonly: true });
   try {
     const codes = [...ports].sort().map((port) => `${client}-${port}`);
-    const rows = db.prepare(`SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`).all(...codes);
+    const rows = db
+      .prepare(`SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`)
+      .all(...codes);
     assert.deepEqual(
       rows,
       codes.map((code) => ({ code, phone: STORED_PHONE })),
@@ -49,16 +63,23 @@ export function assertAuthCodes(server: TestServer, client: string, ports: reado
  * Checks an extended-mode report, port by port. `emptyIsMissing`: the client reads an empty
  * element (`<Note />`, an empty string) as None, as it reads a field left out (zeep does).
  */
-export function assertExtendedReport(report: unknown, ports: readonly string[], options: { readonly emptyIsMissing?: boolean } = {}): void {
+export function assertExtendedReport(
+  report: unknown,
+  ports: readonly string[],
+  options: { readonly emptyIsMissing?: boolean } = {},
+): void {
   assert.ok(typeof report === 'object' && report !== null, 'the client printed a JSON object');
   assert.deepEqual(Object.keys(report).sort(), [...ports].sort(), 'the client reported every port');
   // Lists of records (the marks) lose their empty fields when the client reads them as missing.
   const seen = (value: unknown): unknown =>
     options.emptyIsMissing === true && Array.isArray(value)
-      ? value.map((m: Readonly<Record<string, unknown>>) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== '')))
+      ? value.map((m: Readonly<Record<string, unknown>>) =>
+          Object.fromEntries(Object.entries(m).filter(([, v]) => v !== '')),
+        )
       : value;
   const expected = Object.fromEntries(Object.entries(expectedExtendedPort()).map(([key, value]) => [key, seen(value)]));
-  for (const port of ports) assert.deepEqual((report as Record<string, unknown>)[port], expected, `extended values over port ${port}`);
+  for (const port of ports)
+    assert.deepEqual((report as Record<string, unknown>)[port], expected, `extended values over port ${port}`);
 }
 
 export interface ScenarioServer {
@@ -77,10 +98,15 @@ export function useScenarioServer(options: { readonly extended?: boolean } = {})
   let server: TestServer | undefined;
   let proxy: RecordingProxy | undefined;
   before(async () => {
-    assert.deepEqual(scenarioProblems(operations, operationsFor('extended')), [], 'every operation of the contract has its client scenario');
-    server = options.extended === true
-      ? await startTestServer({ dataset: extendedDataset, env: { SIS_RESULTS: 'extended' } })
-      : await startTestServer({ dataset });
+    assert.deepEqual(
+      scenarioProblems(operations, operationsFor('extended')),
+      [],
+      'every operation of the contract has its client scenario',
+    );
+    server =
+      options.extended === true
+        ? await startTestServer({ dataset: extendedDataset, env: { SIS_RESULTS: 'extended' } })
+        : await startTestServer({ dataset });
     proxy = await startRecordingProxy(server.url);
   });
   after(async () => {
@@ -106,12 +132,18 @@ export function useScenarioServer(options: { readonly extended?: boolean } = {})
 /** Checks that the client made exactly the expected (binding, operation) calls, and that all of them succeeded. */
 export function assertCalls(proxy: RecordingProxy, calls: Readonly<Record<string, readonly string[]>>): void {
   assert.equal(failedExchanges(proxy.exchanges), '', 'every exchange answered 200');
-  assert.deepEqual(callsSeen(proxy.exchanges), callsExpected(calls), 'the bindings and operations the client really used');
+  assert.deepEqual(
+    callsSeen(proxy.exchanges),
+    callsExpected(calls),
+    'the bindings and operations the client really used',
+  );
 }
 
 /** The absolute path of an executable found on PATH (or given absolutely), or null. */
 export function findExecutable(name: string): string | null {
-  const candidates = name.includes('/') ? [name] : (process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, name));
+  const candidates = name.includes('/')
+    ? [name]
+    : (process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, name));
   for (const file of candidates) {
     try {
       accessSync(file, constants.X_OK);
@@ -155,7 +187,11 @@ export function run(
         const ms = Date.now() - started;
         if (error) {
           const tail = (s: string): string => (s.length > 6000 ? `...${s.slice(-6000)}` : s);
-          reject(new Error(`${file} ${args.join(' ')} failed (${error.message.split('\n')[0]})\n--- stdout\n${tail(stdout)}\n--- stderr\n${tail(stderr)}`));
+          reject(
+            new Error(
+              `${file} ${args.join(' ')} failed (${error.message.split('\n')[0]})\n--- stdout\n${tail(stdout)}\n--- stderr\n${tail(stderr)}`,
+            ),
+          );
         } else resolve({ stdout, stderr, ms });
       },
     );
@@ -194,11 +230,14 @@ const PYTHON = '/usr/bin/python3';
 /** Why a Python client cannot run here (its module does not import), or null when it can. */
 export function missingPythonModule(module: string, debianPackage: string): string | null {
   const probe = spawnSync(PYTHON, ['-c', `import ${module}`], { encoding: 'utf8' });
-  if (probe.error !== undefined || probe.status !== 0) return `${module} not found for ${PYTHON}: install ${debianPackage}`;
+  if (probe.error !== undefined || probe.status !== 0)
+    return `${module} not found for ${PYTHON}: install ${debianPackage}`;
   return null;
 }
 
 /** Runs `test/clients/<tool>/client.py` against the scenario server; `extra` selects a variant. */
 export function runPythonClient(tool: string, url: string, ...extra: string[]): Promise<RunResult> {
-  return run(PYTHON, [clientSource(tool, 'client.py'), url, tool, PHONE, ...extra], { env: { PYTHONIOENCODING: 'utf-8' } });
+  return run(PYTHON, [clientSource(tool, 'client.py'), url, tool, PHONE, ...extra], {
+    env: { PYTHONIOENCODING: 'utf-8' },
+  });
 }

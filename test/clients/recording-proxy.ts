@@ -92,7 +92,8 @@ function classify(
   const opInPath = /\.asmx\/([^/?]+)$/i.exec(path)?.[1] ?? null;
   const contentType = String(headers['content-type'] ?? '');
   const mediaType = contentType.toLowerCase();
-  if (method === 'GET' && opInPath === null && (query === 'wsdl' || query === 'disco')) return { binding: 'metadata', operation: null };
+  if (method === 'GET' && opInPath === null && (query === 'wsdl' || query === 'disco'))
+    return { binding: 'metadata', operation: null };
   if (method === 'GET' && opInPath !== null) return { binding: 'httpget', operation: opInPath };
   if (method === 'POST' && opInPath !== null) return { binding: 'httppost', operation: opInPath };
   if (method !== 'POST') return { binding: 'other', operation: null };
@@ -115,7 +116,9 @@ function lastSegment(action: string | undefined): string | null {
 
 /** `binding operation` for every call, sorted and without repeats: what a client actually exercised. */
 export function callsSeen(exchanges: readonly Exchange[]): string[] {
-  const seen = new Set(exchanges.filter((e) => e.binding !== 'metadata').map((e) => `${e.binding} ${e.operation ?? '?'}`));
+  const seen = new Set(
+    exchanges.filter((e) => e.binding !== 'metadata').map((e) => `${e.binding} ${e.operation ?? '?'}`),
+  );
   return [...seen].sort();
 }
 
@@ -130,6 +133,9 @@ export function callsExpected(calls: Readonly<Record<string, readonly string[]>>
 export function failedExchanges(exchanges: readonly Exchange[]): string {
   return exchanges
     .filter((e) => e.status !== 200)
-    .map((e) => `${e.method} ${e.path} (${e.binding}) -> ${e.status}\n  request: ${e.requestBody.slice(0, 600)}\n  response: ${e.responseBody.slice(0, 600)}`)
+    .map(
+      (e) =>
+        `${e.method} ${e.path} (${e.binding}) -> ${e.status}\n  request: ${e.requestBody.slice(0, 600)}\n  response: ${e.responseBody.slice(0, 600)}`,
+    )
     .join('\n');
 }

@@ -31,7 +31,13 @@ export const dataset: Dataset = {
     { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: SCHOOL },
     { id_student: '2', fullName: 'Zoë Ångström', id_device: 'dev-002', ShowActive: '1', school_base_url: SCHOOL },
     { id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0', school_base_url: SCHOOL },
-    { id_student: '4', fullName: 'Elsewhere', id_device: 'dev-004', ShowActive: '1', school_base_url: 'http://school-b.example' },
+    {
+      id_student: '4',
+      fullName: 'Elsewhere',
+      id_device: 'dev-004',
+      ShowActive: '1',
+      school_base_url: 'http://school-b.example',
+    },
   ],
   devices: [
     { id: KNOWN_ID, token: KNOWN_TOKEN },
@@ -52,17 +58,57 @@ export const INACTIVE = [{ id_student: '3', fullName: 'علي', id_device: 'dev-
 export const extendedDataset: Dataset = {
   ...dataset,
   marks: [
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
-    { id_student: '1', SubjectID: 'lit', SubjectName: 'Literature', Mark: 'B+', Term: 'T1', MarkDate: '2024-03-20', Note: null },
-    { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
+    {
+      id_student: '1',
+      SubjectID: 'math',
+      SubjectName: 'Mathematics',
+      Mark: 'A',
+      Term: 'T1',
+      MarkDate: '2024-03-14',
+      Note: 'Algebra & <geometry> é',
+    },
+    {
+      id_student: '1',
+      SubjectID: 'lit',
+      SubjectName: 'Literature',
+      Mark: 'B+',
+      Term: 'T1',
+      MarkDate: '2024-03-20',
+      Note: null,
+    },
+    {
+      id_student: '1',
+      SubjectID: 'math',
+      SubjectName: 'Mathematics',
+      Mark: 'A-',
+      Term: 'T2',
+      MarkDate: '2024-06-11',
+      Note: '',
+    },
   ],
   push: { ServerKey: 'AAAA:key&<"é">', SenderId: '123456789012' },
 };
 
 /** GetStudentsMarks('1', 'math') in extended mode: import order; a null Note is left out, an empty one kept. */
 export const MATH_MARKS = [
-  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A', Term: 'T1', MarkDate: '2024-03-14', Note: 'Algebra & <geometry> é' },
-  { id_student: '1', SubjectID: 'math', SubjectName: 'Mathematics', Mark: 'A-', Term: 'T2', MarkDate: '2024-06-11', Note: '' },
+  {
+    id_student: '1',
+    SubjectID: 'math',
+    SubjectName: 'Mathematics',
+    Mark: 'A',
+    Term: 'T1',
+    MarkDate: '2024-03-14',
+    Note: 'Algebra & <geometry> é',
+  },
+  {
+    id_student: '1',
+    SubjectID: 'math',
+    SubjectName: 'Mathematics',
+    Mark: 'A-',
+    Term: 'T2',
+    MarkDate: '2024-06-11',
+    Note: '',
+  },
 ];
 /** GetStudentsMarks('1', '') in extended mode: every subject. */
 export const ALL_MARKS = [
@@ -91,7 +137,9 @@ export const SCENARIOS: Readonly<Record<string, OperationScenario>> = {
   AuthCode: { report: { authCode: null } },
   GetStudentsMarks: { report: { marks: null }, extended: { math: MATH_MARKS, all: ALL_MARKS } },
   GetStudentSchool: { report: { active: ACTIVE, inactive: INACTIVE } },
-  GetTokenDevice: { report: { known: KNOWN_TOKEN, unknown: null, special: SPECIAL_TOKEN, specialId: SPECIAL_ID_TOKEN } },
+  GetTokenDevice: {
+    report: { known: KNOWN_TOKEN, unknown: null, special: SPECIAL_TOKEN, specialId: SPECIAL_ID_TOKEN },
+  },
   GetServerKeyAndSender: { report: { serverKey: null }, extended: { serverKey: PUSH } },
 };
 
@@ -112,17 +160,25 @@ export function scenarioProblems(
   const problems: string[] = [];
   const has = (name: string): boolean => Object.hasOwn(scenarios, name);
   for (const op of documented) {
-    if (!has(op.name)) problems.push(`${op.service}.${op.name} has no client scenario: add it to SCENARIOS (test/clients/scenarios.ts) and call it from every client`);
+    if (!has(op.name))
+      problems.push(
+        `${op.service}.${op.name} has no client scenario: add it to SCENARIOS (test/clients/scenarios.ts) and call it from every client`,
+      );
   }
   for (const name of Object.keys(scenarios)) {
-    if (!documented.some((op) => op.name === name)) problems.push(`the client scenario ${name} names no operation of the contract`);
+    if (!documented.some((op) => op.name === name))
+      problems.push(`the client scenario ${name} names no operation of the contract`);
   }
   const changed = changedWhenExtended(documented, extended);
   for (const op of changed) {
-    if (has(op.name) && scenarios[op.name]!.extended === undefined) problems.push(`${op.service}.${op.name} answers otherwise under SIS_RESULTS=extended: its scenario needs an extended report`);
+    if (has(op.name) && scenarios[op.name]!.extended === undefined)
+      problems.push(
+        `${op.service}.${op.name} answers otherwise under SIS_RESULTS=extended: its scenario needs an extended report`,
+      );
   }
   for (const [name, scenario] of Object.entries(scenarios)) {
-    if (scenario.extended !== undefined && !changed.some((op) => op.name === name)) problems.push(`the client scenario ${name} has an extended report, but extended mode does not change it`);
+    if (scenario.extended !== undefined && !changed.some((op) => op.name === name))
+      problems.push(`the client scenario ${name} has an extended report, but extended mode does not change it`);
   }
   return problems;
 }

@@ -22,7 +22,11 @@ export interface BindingCase {
   /** The value every binding must read back; undefined for a void operation. */
   readonly expected: ResultValue;
   /** Further checks once answered: what a void operation did, for instance. */
-  readonly check?: (seen: { readonly server: TestServer; readonly binding: BindingName; readonly calledAt: number }) => void;
+  readonly check?: (seen: {
+    readonly server: TestServer;
+    readonly binding: BindingName;
+    readonly calledAt: number;
+  }) => void;
 }
 
 /** An operation's cases, by operation name. */
@@ -40,8 +44,12 @@ export interface BindingLoop {
 export function missingCases(operations: readonly Operation[], cases: BindingCases): string[] {
   const names = new Set(operations.map((o) => o.name));
   return [
-    ...operations.filter((o) => (cases[o.name]?.length ?? 0) === 0).map((o) => `${o.service}.${o.name} has no binding case`),
-    ...Object.keys(cases).filter((name) => !names.has(name)).map((name) => `cases for ${name}, which is not served`),
+    ...operations
+      .filter((o) => (cases[o.name]?.length ?? 0) === 0)
+      .map((o) => `${o.service}.${o.name} has no binding case`),
+    ...Object.keys(cases)
+      .filter((name) => !names.has(name))
+      .map((name) => `cases for ${name}, which is not served`),
   ];
 }
 

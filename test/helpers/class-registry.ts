@@ -44,7 +44,8 @@ export const ListClasses = defineOperation({
   },
 });
 
-const byId = (id: string | null): StructValue | undefined => CLASSES.find((c) => c.info !== null && c.info['id'] === id)?.info ?? undefined;
+const byId = (id: string | null): StructValue | undefined =>
+  CLASSES.find((c) => c.info !== null && c.info['id'] === id)?.info ?? undefined;
 
 export const GetClassInfo = defineOperation({
   service: CLASS_REGISTRY,
@@ -93,7 +94,11 @@ export const CLASS_REGISTRY_CASES: BindingCases = {
       args: { school_base_url: 'http://a.example', grade: '7' },
       expected: [{ id: '7A', title: 'Sciences & <Arts>', teacher: "O'Brien" }, { id: '7B', title: '' }, null],
     },
-    { title: 'reads the char as its character', args: { school_base_url: 'http://a.example', grade: '8' }, expected: [{ id: '8A', title: 'علي', teacher: 'Zoë 😀' }] },
+    {
+      title: 'reads the char as its character',
+      args: { school_base_url: 'http://a.example', grade: '8' },
+      expected: [{ id: '8A', title: 'علي', teacher: 'Zoë 😀' }],
+    },
     { title: 'answers the empty list', args: { school_base_url: 'http://nowhere.example', grade: '7' }, expected: [] },
   ],
   GetClassInfo: [
@@ -109,7 +114,11 @@ export const CLASS_REGISTRY_CASES: BindingCases = {
       title: 'runs once with its argument and answers void',
       args: (binding) => ({ class_id: `7A-${binding}` }),
       expected: undefined,
-      check: ({ binding }) => assert.deepEqual(archived.filter((id) => id === `7A-${binding}`), [`7A-${binding}`]),
+      check: ({ binding }) =>
+        assert.deepEqual(
+          archived.filter((id) => id === `7A-${binding}`),
+          [`7A-${binding}`],
+        ),
     },
   ],
 };

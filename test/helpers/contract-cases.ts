@@ -10,7 +10,13 @@ import type { TestServer } from './test-server.js';
 
 export const CONTRACT_DATASET: Dataset = {
   students: [
-    { id_student: '1', fullName: "O'Brien & <Sons>", id_device: 'dev-001', ShowActive: '1', school_base_url: 'http://a.example' },
+    {
+      id_student: '1',
+      fullName: "O'Brien & <Sons>",
+      id_device: 'dev-001',
+      ShowActive: '1',
+      school_base_url: 'http://a.example',
+    },
     { id_student: '3', fullName: 'علي', id_device: 'dev-003', ShowActive: '0', school_base_url: 'http://a.example' },
     { id_student: '2', fullName: 'Zoë 😀', id_device: 'dev-002', ShowActive: '1', school_base_url: 'http://a.example' },
     { id_student: '10', fullName: 'Plain', id_device: null, ShowActive: 'Y', school_base_url: 'http://b.example' },
@@ -40,7 +46,9 @@ export const CONTRACT_CASES: BindingCases = {
       },
     },
   ],
-  GetStudentsMarks: [{ title: 'answers the documented void result', args: { StudnetID: '1', SubjectID: 'math' }, expected: undefined }],
+  GetStudentsMarks: [
+    { title: 'answers the documented void result', args: { StudnetID: '1', SubjectID: 'math' }, expected: undefined },
+  ],
   GetStudentSchool: [
     {
       title: 'lists the matching students in import order, fields as stored',
@@ -58,12 +66,24 @@ export const CONTRACT_CASES: BindingCases = {
         { id_student: '11', fullName: '', id_device: '', ShowActive: 'Y' },
       ],
     },
-    { title: 'answers an empty list for an unknown school', args: { school_base_url: 'http://nowhere.example', show_active: '1' }, expected: [] },
-    { title: 'answers an empty list for an unknown flag', args: { school_base_url: 'http://a.example', show_active: '9' }, expected: [] },
+    {
+      title: 'answers an empty list for an unknown school',
+      args: { school_base_url: 'http://nowhere.example', show_active: '1' },
+      expected: [],
+    },
+    {
+      title: 'answers an empty list for an unknown flag',
+      args: { school_base_url: 'http://a.example', show_active: '9' },
+      expected: [],
+    },
   ],
   GetTokenDevice: [
     { title: 'answers the stored token', args: { id: '1' }, expected: 'tok-AAA-111' },
-    { title: 'answers a token with special characters intact', args: { id: 'esc' }, expected: 'a<b & c>"d" \'e\' éè علي 😀' },
+    {
+      title: 'answers a token with special characters intact',
+      args: { id: 'esc' },
+      expected: 'a<b & c>"d" \'e\' éè علي 😀',
+    },
     { title: 'answers an empty token', args: { id: 'empty' }, expected: '' },
     { title: 'answers null for an unknown id', args: { id: 'nope' }, expected: null },
     { title: 'answers null for a null token', args: { id: 'nulltok' }, expected: null },
@@ -74,7 +94,11 @@ export const CONTRACT_CASES: BindingCases = {
 function readAuthCodes(server: TestServer): { code: string; phone: string; created_at: string }[] {
   const db = new Database(server.databaseFile, { readonly: true });
   try {
-    return db.prepare('SELECT code, phone, created_at FROM auth_codes').all() as { code: string; phone: string; created_at: string }[];
+    return db.prepare('SELECT code, phone, created_at FROM auth_codes').all() as {
+      code: string;
+      phone: string;
+      created_at: string;
+    }[];
   } finally {
     db.close();
   }

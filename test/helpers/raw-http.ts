@@ -82,8 +82,7 @@ export function parseResponse(raw: Buffer, head = false, chunked = false): RawRe
   else if (headers.get('transfer-encoding') === 'chunked') {
     if (!chunked) throw new Error('chunked response: ASMX never chunks');
     body = dechunk(body);
-  }
-  else if (headers.has('content-length')) body = body.subarray(0, Number(headers.get('content-length')));
+  } else if (headers.has('content-length')) body = body.subarray(0, Number(headers.get('content-length')));
   return { status, headers, body };
 }
 
@@ -97,7 +96,8 @@ export function dechunk(raw: Buffer): Buffer {
     const size = parseInt(raw.subarray(at, eol).toString('latin1'), 16);
     if (!Number.isFinite(size)) throw new Error(`bad chunk size at byte ${at}`);
     if (size === 0) {
-      if (raw.subarray(eol, eol + 4).toString('latin1') !== '\r\n\r\n') throw new Error('chunked answer cut short in its last chunk');
+      if (raw.subarray(eol, eol + 4).toString('latin1') !== '\r\n\r\n')
+        throw new Error('chunked answer cut short in its last chunk');
       return Buffer.concat(parts);
     }
     const start = eol + 2;

@@ -6,7 +6,13 @@
 import type { FreshDatabase, StoreTarget } from './store-targets.js';
 
 /** `n` codes `LABEL-1`…`LABEL-n` created at `at`, for phones +1555LLNNNNNNN (one phone per code). */
-export async function seedCodes(target: StoreTarget, db: FreshDatabase, n: number, at: Date, label: string): Promise<void> {
+export async function seedCodes(
+  target: StoreTarget,
+  db: FreshDatabase,
+  n: number,
+  at: Date,
+  label: string,
+): Promise<void> {
   await db.sql(
     target.name === 'SQLite'
       ? `with recursive s(i) as (select 1 union all select i + 1 from s where i < ?)
@@ -18,7 +24,14 @@ export async function seedCodes(target: StoreTarget, db: FreshDatabase, n: numbe
 }
 
 /** `n` messages in `state` created at `at`, with their code and text (as stored before erasing at delivery). */
-export async function seedMessages(target: StoreTarget, db: FreshDatabase, n: number, at: Date, state: 'pending' | 'delivered' | 'failed', label: string): Promise<void> {
+export async function seedMessages(
+  target: StoreTarget,
+  db: FreshDatabase,
+  n: number,
+  at: Date,
+  state: 'pending' | 'delivered' | 'failed',
+  label: string,
+): Promise<void> {
   await db.sql(
     target.name === 'SQLite'
       ? `with recursive s(i) as (select 1 union all select i + 1 from s where i < ?), t(at) as (select ?)

@@ -30,7 +30,14 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
 /** Starts `sis serve` on a free port; resolves once it logs that it listens. */
 export function startServe(databaseUrl: string, extra: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI_MAIN, 'serve'], {
-    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', ...extra }),
+    env: childEnv(databaseUrl, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SIS_DEMO_DATA: 'false',
+      LOG_LEVEL: 'info',
+      SIS_LOG_FORMAT: 'json',
+      ...extra,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -63,15 +70,22 @@ export function startServe(databaseUrl: string, extra: Record<string, string> = 
 
 /** Stops it with `signal` (SIGTERM: a graceful stop); resolves with its exit code. */
 export function stopServe(instance: ServeProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (instance.process.exitCode !== null || instance.process.signalCode !== null) return Promise.resolve(instance.process.exitCode);
+  if (instance.process.exitCode !== null || instance.process.signalCode !== null)
+    return Promise.resolve(instance.process.exitCode);
   const exited = new Promise<number | null>((resolve) => instance.process.once('exit', (code) => resolve(code)));
   instance.process.kill(signal);
   return exited;
 }
 
 /** Runs `sis ARGS` as a process on `databaseUrl`; resolves with its exit status and output. */
-export function runSis(args: readonly string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: childEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] });
+export function runSis(
+  args: readonly string[],
+  databaseUrl: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    env: childEnv(databaseUrl),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -97,9 +111,20 @@ export interface RunOptions {
 }
 
 /** Runs `sis serve` (or `args`) until it exits by itself: for start-up failures. */
-export function runToExit(databaseUrl: string, extra: Record<string, string> = {}, options: RunOptions = {}): Promise<ServeExit> {
+export function runToExit(
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+  options: RunOptions = {},
+): Promise<ServeExit> {
   const child = spawn(process.execPath, [CLI_MAIN, ...(options.args ?? ['serve'])], {
-    env: childEnv(databaseUrl, { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json', ...extra }),
+    env: childEnv(databaseUrl, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SIS_DEMO_DATA: 'false',
+      LOG_LEVEL: 'info',
+      SIS_LOG_FORMAT: 'json',
+      ...extra,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: '/',
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),

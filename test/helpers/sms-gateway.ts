@@ -35,7 +35,11 @@ export function verifySignature(secret: string, body: Buffer, header: string | u
 }
 
 /** `status(n)` is the answer to the n-th request (from 0); 200 by default. */
-export async function startSmsGateway(secret: string, status: (n: number) => number = () => 200, port = 0): Promise<SmsGateway> {
+export async function startSmsGateway(
+  secret: string,
+  status: (n: number) => number = () => 200,
+  port = 0,
+): Promise<SmsGateway> {
   const received: ReceivedSms[] = [];
   const waiters: (() => void)[] = [];
   const server = createServer((req, res) => {
@@ -70,7 +74,10 @@ export async function startSmsGateway(secret: string, status: (n: number) => num
       const deadline = Date.now() + timeoutMs;
       while (ok().length < n) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`the gateway saw ${ok().length} delivered messages of ${n} within ${timeoutMs} ms (${received.length} requests)`);
+        if (left <= 0)
+          throw new Error(
+            `the gateway saw ${ok().length} delivered messages of ${n} within ${timeoutMs} ms (${received.length} requests)`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, 200));
           waiters.push(() => {
@@ -98,7 +105,11 @@ export async function closedPort(): Promise<number> {
 }
 
 /** Polls `check` until it returns a value other than undefined. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000, what = 'the condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+  what = 'the condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

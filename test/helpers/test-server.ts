@@ -11,7 +11,9 @@ import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */
-export const repoRoot = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
+export const repoRoot = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url),
+);
 
 export function fixture(...parts: string[]): string {
   return join(repoRoot, 'test', ...parts);

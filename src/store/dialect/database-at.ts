@@ -27,9 +27,17 @@ export function databaseAt(url: string): DatabaseAt {
   const target = parseDatabaseUrl(url);
   switch (target.dialect) {
     case 'sqlite':
-      return { dialect: sqlite, open: (options) => openSqlite(target.path, options), inspect: async () => inspectSqlite(target.path) };
+      return {
+        dialect: sqlite,
+        open: (options) => openSqlite(target.path, options),
+        inspect: async () => inspectSqlite(target.path),
+      };
     case 'postgres':
-      return { dialect: postgres, open: (options) => openPostgres(target, options), inspect: (timeoutMs) => inspectPostgres(target, timeoutMs) };
+      return {
+        dialect: postgres,
+        open: (options) => openPostgres(target, options),
+        inspect: (timeoutMs) => inspectPostgres(target, timeoutMs),
+      };
   }
 }
 

@@ -88,12 +88,16 @@ export async function inspectPostgres(target: PostgresLocation, connectTimeoutMs
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
-      onCreateConnection: schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
+      onCreateConnection:
+        schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
     }),
   });
   try {
     const { where, database } = postgresTarget(target.connectionString);
-    return { ...(await schemaStatus(db)), where: `${where}/${database}${schema === null ? '' : ` (schema ${schema})`}` };
+    return {
+      ...(await schemaStatus(db)),
+      where: `${where}/${database}${schema === null ? '' : ` (schema ${schema})`}`,
+    };
   } catch (error) {
     throw postgresOpenError(error, target.connectionString);
   } finally {

@@ -35,7 +35,9 @@ export function postgresRetention(db: Kysely<Database>): RetentionBatches {
     async erase(limit) {
       const { numAffectedRows } = await sql`
       update outbox set code = '', message = '', phone = ${sql.raw(MASKED_PHONE_SQL)}
-      where id in (select id from outbox where ${UNERASED} limit ${limit} for update skip locked) and ${UNERASED}`.execute(db);
+      where id in (select id from outbox where ${UNERASED} limit ${limit} for update skip locked) and ${UNERASED}`.execute(
+        db,
+      );
       return Number(numAffectedRows ?? 0);
     },
     // Nothing to compact: the log to empty is SQLite's (RetentionStore.compactLog).

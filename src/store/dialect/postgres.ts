@@ -33,7 +33,10 @@ export const postgres: Dialect = {
   async lockForWrite(trx, purpose, scopeKey) {
     await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${`${purpose}:${scopeKey}`}))`.execute(trx);
   },
-  writeLockStatement: (purpose, scopeKey) => ['select pg_advisory_xact_lock(?::int4, hashtext(?))', [LOCK_CLASS, `${purpose}:${scopeKey}`]],
+  writeLockStatement: (purpose, scopeKey) => [
+    'select pg_advisory_xact_lock(?::int4, hashtext(?))',
+    [LOCK_CLASS, `${purpose}:${scopeKey}`],
+  ],
   begin: (mode) => (mode === 'snapshot' ? 'begin isolation level repeatable read read only' : 'begin'),
   skipLocked: (query) => query.forUpdate().skipLocked(),
   byteOrder: 'collate "C"',

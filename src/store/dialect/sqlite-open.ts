@@ -41,7 +41,9 @@ async function open(path: string, options: OpenStoreOptions): Promise<SqlStore> 
   const mode = options.migrations ?? 'apply';
   const memory = path === ':memory:';
   if (!memory && mode === 'require' && !existsSync(path)) {
-    throw new MigrationError(`the database file ${path} does not exist; run \`sis migrate\` (or start the service) first`);
+    throw new MigrationError(
+      `the database file ${path} does not exist; run \`sis migrate\` (or start the service) first`,
+    );
   }
   if (!memory && mode === 'apply') {
     // SQLite opens a file it cannot write read-only, without a word: say so now, not at the first write.

@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { DatasetError, findXmlForbiddenCharacter, MAX_LISTED_PROBLEMS, validateDataset } from '../src/store/dataset.js';
+import {
+  DatasetError,
+  findXmlForbiddenCharacter,
+  MAX_LISTED_PROBLEMS,
+  validateDataset,
+} from '../src/store/import/dataset-check.js';
 import { parseDataset } from '../src/dataset/parse-dataset.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 

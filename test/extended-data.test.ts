@@ -13,7 +13,7 @@ import { createExportCommand } from '../src/cli/export-command.js';
 import { createImportCommand } from '../src/cli/import-command.js';
 import type { CommandOutput } from '../src/cli/output.js';
 import { redactDatabaseUrl } from '../src/store/database-url.js';
-import { DatasetError } from '../src/store/dataset.js';
+import { DatasetError } from '../src/store/import/dataset-check.js';
 import { parseDataset } from '../src/dataset/parse-dataset.js';
 import { openStore } from '../src/store/open-store.js';
 import type { Dataset, MarkRecord } from '../src/store/store.js';

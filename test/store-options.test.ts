@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DatabaseUrlError } from '../src/store/database-url.js';
-import { MigrationError } from '../src/store/migrations.js';
+import { MigrationError } from '../src/store/schema/migrations.js';
 import { isTransientDatabaseError } from '../src/store/open-retry.js';
 import { StoreOptionsError, storeOptionsFromEnv } from '../src/store/store-options.js';
 

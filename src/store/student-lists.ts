@@ -5,7 +5,7 @@
  */
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from './schema/tables.js';
 import type { Slots } from './slots.js';
 import type { SnapshotRead } from './snapshot-read.js';
 import type { StudentRecord } from './store.js';

@@ -4,10 +4,10 @@
  * does; only the dialect modules themselves know which one they are.
  */
 import { parseDatabaseUrl } from '../database-url.js';
-import type { DatabaseInspection } from '../database-inspection.js';
+import type { DatabaseInspection } from '../schema/inspection.js';
 import type { OpenStoreOptions } from '../open-options.js';
 import type { SqlStore } from '../sql-store.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect } from '../schema/dialect.js';
 import { inspectPostgres, openPostgres } from './postgres-open.js';
 import { postgres } from './postgres.js';
 import { inspectSqlite, openSqlite } from './sqlite-open.js';

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import type { Pool } from 'pg';
-import type { CopyIn, WithBulkSession } from '../bulk-session.js';
+import type { CopyIn, WithBulkSession } from '../import/bulk-session.js';
 import { postgres } from './postgres.js';
 
 export function postgresBulkSession(pool: Pool, schema: string | null): WithBulkSession {

@@ -4,13 +4,13 @@
  * one for `sis check` in read-only transactions.
  */
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
-import type { DatabaseInspection } from '../database-inspection.js';
+import type { DatabaseInspection } from '../schema/inspection.js';
 import { postgresDataVersion } from '../data-version.js';
-import { schemaStatus } from '../migrations.js';
+import { schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
 import { postgresOpenError, postgresTarget } from '../open-errors.js';
 import { readyStore } from '../open-ready.js';
-import type { Database } from '../schema.js';
+import type { Database } from '../schema/tables.js';
 import { postgresSnapshot } from '../snapshot-read.js';
 import type { SqlStore } from '../sql-store.js';
 import { postgres } from './postgres.js';

@@ -2,8 +2,8 @@
  * SQLite's differences (dialect.ts says why each exists): one file, one writer at a time, text
  * compared byte by byte, no server to wait for. Opening a file is sqlite-open.ts.
  */
-import type { Dialect } from './dialect.js';
-import { pinnedTransaction } from '../transaction.js';
+import type { Dialect } from '../schema/dialect.js';
+import { pinnedTransaction } from '../schema/transaction.js';
 
 export const sqlite: Dialect = {
   name: 'sqlite',

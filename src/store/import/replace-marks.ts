@@ -1,8 +1,8 @@
 /** A dataset's marks written over the stored ones, in batches (SqlStore.importDataset). */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { MarkRecord } from './store.js';
+import type { Database } from '../schema/tables.js';
+import type { MarkRecord } from '../store.js';
 
 /** Rows per INSERT: 500 × 6 parameters stays far below SQLite's and PostgreSQL's parameter limits. */
 export const IMPORT_BATCH_ROWS = 500;

@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Dialect, TransactionMode } from './dialect/dialect.js';
-import type { Database } from './schema.js';
+import type { Dialect, TransactionMode } from './dialect.js';
+import type { Database } from './tables.js';
 
 export async function pinnedTransaction<T>(
   conn: Kysely<Database>,

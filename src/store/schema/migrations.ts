@@ -6,9 +6,9 @@
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Dialect } from './dialect/dialect.js';
-import type { Database } from './schema.js';
-import { SchemaTooNewError } from '../errors/startup-errors.js';
+import type { Dialect } from './dialect.js';
+import type { Database } from './tables.js';
+import { SchemaTooNewError } from '../../errors/startup-errors.js';
 
 export interface Migration {
   readonly version: number;

@@ -6,8 +6,8 @@
  */
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Dialect } from './dialect/dialect.js';
-import type { Database } from './schema.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { Database } from '../schema/tables.js';
 
 export interface BulkSession {
   readonly dialect: Dialect;

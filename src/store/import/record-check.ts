@@ -2,7 +2,7 @@
  * The rules one imported record must follow, shared by the in-memory dataset check and the streamed
  * JSON and CSV readers, so every path refuses the same things with the same words.
  */
-import type { DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
+import type { DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from '../store.js';
 
 export const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive', 'school_base_url'] as const;
 export const DEVICE_FIELDS = ['id', 'token'] as const;

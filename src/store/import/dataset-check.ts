@@ -4,7 +4,7 @@
  * which is also where characters XML 1.0 forbids are refused: answers stay well-formed. (Reading a
  * dataset file is src/dataset's business.)
  */
-import type { Dataset, DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from './store.js';
+import type { Dataset, DeviceRecord, MarkRecord, PushSettingsRecord, StudentRecord } from '../store.js';
 import {
   checkRecord,
   findXmlForbiddenCharacter,

@@ -4,7 +4,7 @@
  * URL (database-at.ts) and passed down. Callers ask what their dialect does, never which one it is.
  */
 import type { ColumnDefinitionBuilder, Kysely, SelectQueryBuilder } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Database } from './tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { BackgroundStore } from '../src/store/background-store.js';
 import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
+import type { SqlStore } from '../src/store/sql/sql-store.js';
 import type { Dataset, Store, StudentRecord } from '../src/store/store.js';
 import { dechunk, parseResponse, rawRequest } from './helpers/raw-http.js';
 import type { RawRequest, RawResponse } from './helpers/raw-http.js';

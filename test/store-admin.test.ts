@@ -13,8 +13,8 @@ import { jsonDatasetSource } from '../src/dataset/json-dataset-source.js';
 import { LATEST_SCHEMA_VERSION, MigrationError } from '../src/store/schema/migrations.js';
 import { openStore } from '../src/store/open-store.js';
 import type { TableName, TableRecord } from '../src/store/import/record-check.js';
-import { PAGE_ROWS } from '../src/store/sql-admin.js';
-import type { SqlStore } from '../src/store/sql-store.js';
+import { PAGE_ROWS } from '../src/store/sql/sql-admin.js';
+import type { SqlStore } from '../src/store/sql/sql-store.js';
 import type { StudentRecord } from '../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
 

@@ -14,7 +14,7 @@ import { dialectFor } from '../src/store/dialect/database-at.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { migrations } from '../src/store/schema/migrations.js';
 import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
+import type { SqlStore } from '../src/store/sql/sql-store.js';
 import type { Dataset, StudentRecord } from '../src/store/store.js';
 import {
   adminClient,

@@ -7,7 +7,7 @@ import { DatabaseUrlError, redactDatabaseUrl } from '../store/database-url.js';
 import { dialectFor } from '../store/dialect/database-at.js';
 import { openStore } from '../store/open-store.js';
 import type { OpenStoreOptions } from '../store/open-store.js';
-import type { SqlStore } from '../store/sql-store.js';
+import type { SqlStore } from '../store/sql/sql-store.js';
 import { StoreOptionsError, storeOptionsFromEnv } from '../store/store-options.js';
 import type { CommandOutput } from './output.js';
 import { CommandError, errorMessage } from './output.js';

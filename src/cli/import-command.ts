@@ -16,7 +16,7 @@ import { jsonDatasetSource } from '../dataset/json-dataset-source.js';
 import { openStore } from '../store/open-store.js';
 import { TABLE_NAMES } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';
-import type { SqlStore } from '../store/sql-store.js';
+import type { SqlStore } from '../store/sql/sql-store.js';
 import { optionValue } from './args.js';
 import type { ParsedArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';

@@ -9,9 +9,9 @@ import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
 import { forwardMethods } from './forward-store.js';
 import type { Around } from './forward-store.js';
-import { SqlRetention } from './sql-retention.js';
+import { SqlRetention } from './sql/sql-retention.js';
 import type { RetentionStore } from './retention-types.js';
-import { SqlStore } from './sql-store.js';
+import { SqlStore } from './sql/sql-store.js';
 import type { OutboxStore } from './outbox-types.js';
 import type { Store, StudentRecord } from './store.js';
 

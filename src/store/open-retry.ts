@@ -5,7 +5,7 @@
  */
 import { openStore } from './open-store.js';
 import type { OpenStoreOptions } from './open-store.js';
-import type { SqlStore } from './sql-store.js';
+import type { SqlStore } from './sql/sql-store.js';
 import { isTransientDatabaseError } from './db-errors.js';
 
 export { isConnectionLost, isTransientDatabaseError } from './db-errors.js';

@@ -5,7 +5,7 @@
  */
 import { databaseAt } from './dialect/database-at.js';
 import type { OpenStoreOptions } from './open-options.js';
-import type { SqlStore } from './sql-store.js';
+import type { SqlStore } from './sql/sql-store.js';
 
 export type { OpenStoreOptions } from './open-options.js';
 

@@ -6,7 +6,7 @@
 import { parseDatabaseUrl } from '../database-url.js';
 import type { DatabaseInspection } from '../schema/inspection.js';
 import type { OpenStoreOptions } from '../open-options.js';
-import type { SqlStore } from '../sql-store.js';
+import type { SqlStore } from '../sql/sql-store.js';
 import type { Dialect } from '../schema/dialect.js';
 import { inspectPostgres, openPostgres } from './postgres-open.js';
 import { postgres } from './postgres.js';

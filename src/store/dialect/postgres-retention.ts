@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
 import type { RetentionBatches } from '../retention-types.js';
 import type { Database } from '../schema/tables.js';
-import { PRUNABLE, UNERASED } from '../sql-retention.js';
+import { PRUNABLE, UNERASED } from '../sql/sql-retention.js';
 
 /** Counter rows per table: two connections rarely share one, so pruners seldom wait on each other's count. */
 const COUNTER_SLOTS = 16;

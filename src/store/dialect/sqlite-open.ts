@@ -14,13 +14,13 @@ import { DatabaseAccessError } from '../../errors/startup-errors.js';
 import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
 import { sqliteOpenError } from '../open-errors.js';
-import { readyStore } from '../open-ready.js';
+import { readyStore } from '../sql/ready-store.js';
 import type { Database } from '../schema/tables.js';
 import { sqliteAccessProblem } from '../sqlite-access.js';
 import { sqliteAuthCodeWriter } from '../sqlite-auth-code.js';
 import { SqliteReaders } from '../sqlite-readers.js';
 import { sqliteRetention } from '../sqlite-retention.js';
-import type { SqlStore } from '../sql-store.js';
+import type { SqlStore } from '../sql/sql-store.js';
 import { reuseStatements } from '../statement-cache.js';
 import { sqlite } from './sqlite.js';
 

@@ -5,7 +5,7 @@
  * database as the first one did, whatever imports commit meanwhile.
  */
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { Database } from './schema/tables.js';
+import type { Database } from '../schema/tables.js';
 
 export interface SnapshotRead {
   /** The query's rows as arrays, in its column order. */

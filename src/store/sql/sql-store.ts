@@ -5,22 +5,22 @@
  */
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { DataVersionReader } from './data-version.js';
-import { validateDataset } from './import/dataset-check.js';
-import { isConnectionLost } from './db-errors.js';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
-import type { WithBulkSession } from './import/bulk-session.js';
+import type { DataVersionReader } from '../data-version.js';
+import { validateDataset } from '../import/dataset-check.js';
+import { isConnectionLost } from '../db-errors.js';
+import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
+import type { WithBulkSession } from '../import/bulk-session.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
-import type { DirectAuthCode } from './sqlite-auth-code.js';
+import type { DirectAuthCode } from '../sqlite-auth-code.js';
 import { SqlRetention } from './sql-retention.js';
-import type { Dialect } from './schema/dialect.js';
-import type { RetentionBatches } from './retention-types.js';
-import type { Database } from './schema/tables.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { RetentionBatches } from '../retention-types.js';
+import type { Database } from '../schema/tables.js';
 import { Slots } from './slots.js';
 import type { SnapshotRead } from './snapshot-read.js';
-import { IMPORT_BATCH_ROWS, replaceMarks } from './import/replace-marks.js';
-import type { SqliteReaders } from './sqlite-readers.js';
+import { IMPORT_BATCH_ROWS, replaceMarks } from '../import/replace-marks.js';
+import type { SqliteReaders } from '../sqlite-readers.js';
 import { StudentLists } from './student-lists.js';
 import type {
   AuthCodeOutcome,
@@ -32,7 +32,7 @@ import type {
   PushSettingsRecord,
   Store,
   StudentRecord,
-} from './store.js';
+} from '../store.js';
 
 export interface SqlStoreOptions {
   readonly dialect: Dialect;

@@ -5,19 +5,19 @@
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { bulkImport } from './import/bulk-import.js';
-import type { BulkImportOptions, BulkImportReport } from './import/bulk-import.js';
-import { kyselyBulkSession } from './import/bulk-session.js';
-import type { WithBulkSession } from './import/bulk-session.js';
-import { DatasetError } from './import/dataset-check.js';
-import type { ImportSource } from './import/import-items.js';
-import { LATEST_SCHEMA_VERSION } from './schema/migrations.js';
-import { findXmlForbiddenCharacter } from './import/record-check.js';
-import type { TableName, TableRecord } from './import/record-check.js';
-import type { Dialect } from './schema/dialect.js';
-import type { Database } from './schema/tables.js';
-import type { DeviceRecord, StudentRecord } from './store.js';
-import { pinnedTransaction } from './schema/transaction.js';
+import { bulkImport } from '../import/bulk-import.js';
+import type { BulkImportOptions, BulkImportReport } from '../import/bulk-import.js';
+import { kyselyBulkSession } from '../import/bulk-session.js';
+import type { WithBulkSession } from '../import/bulk-session.js';
+import { DatasetError } from '../import/dataset-check.js';
+import type { ImportSource } from '../import/import-items.js';
+import { LATEST_SCHEMA_VERSION } from '../schema/migrations.js';
+import { findXmlForbiddenCharacter } from '../import/record-check.js';
+import type { TableName, TableRecord } from '../import/record-check.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { Database } from '../schema/tables.js';
+import type { DeviceRecord, StudentRecord } from '../store.js';
+import { pinnedTransaction } from '../schema/transaction.js';
 
 export interface StoreStats {
   readonly students: number;

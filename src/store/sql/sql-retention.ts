@@ -5,9 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
-import type { RetentionBatches, RetentionStore, RetentionTable, TableCounts } from './retention-types.js';
-import { RETENTION_TABLES } from './retention-types.js';
-import type { Database } from './schema/tables.js';
+import type { RetentionBatches, RetentionStore, RetentionTable, TableCounts } from '../retention-types.js';
+import { RETENTION_TABLES } from '../retention-types.js';
+import type { Database } from '../schema/tables.js';
 
 /** Which rows of a table may go: pending messages never do. The predicates match migration 5's indexes. */
 export const PRUNABLE: Readonly<Record<RetentionTable, RawBuilder<unknown>>> = {

@@ -3,12 +3,12 @@
  * wrap the connection in a SqlStore; on failure, close what the opener made.
  */
 import type { Kysely } from 'kysely';
-import type { Dialect } from './schema/dialect.js';
-import { migrate, requireUpToDate } from './schema/migrations.js';
-import type { MigrationsMode } from './open-options.js';
-import type { RetentionBatches } from './retention-types.js';
-import type { Database } from './schema/tables.js';
-import type { DirectAuthCode } from './sqlite-auth-code.js';
+import type { Dialect } from '../schema/dialect.js';
+import { migrate, requireUpToDate } from '../schema/migrations.js';
+import type { MigrationsMode } from '../open-options.js';
+import type { RetentionBatches } from '../retention-types.js';
+import type { Database } from '../schema/tables.js';
+import type { DirectAuthCode } from '../sqlite-auth-code.js';
 import { SqlStore } from './sql-store.js';
 import type { SqlStoreOptions } from './sql-store.js';
 

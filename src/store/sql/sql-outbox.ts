@@ -7,12 +7,12 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from './outbox-types.js';
-import type { Dialect } from './schema/dialect.js';
-import type { Database, OutboxTable } from './schema/tables.js';
-import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
-import { refusal, windowStart } from './auth-code-window.js';
-import { MASKED_PHONE_SQL } from './phone-mask.js';
+import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { Database, OutboxTable } from '../schema/tables.js';
+import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
+import { refusal, windowStart } from '../auth-code-window.js';
+import { MASKED_PHONE_SQL } from '../phone-mask.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;

@@ -14,7 +14,7 @@ import type { Reply } from '../src/bindings/types.js';
 import { GetStudentSchool } from '../src/operations/get-student-school.js';
 import { GetTokenDevice } from '../src/operations/get-token-device.js';
 import type { Operation } from '../src/operations/index.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 import type { SqlStore } from '../src/store/sql/sql-store.js';
 import type { Dataset } from '../src/store/store.js';
 import { bindingClients } from './helpers/binding-clients.js';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createImportCommand, importCommand } from '../src/cli/import-command.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-import-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

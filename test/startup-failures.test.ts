@@ -27,7 +27,7 @@ import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { LATEST_SCHEMA_VERSION } from '../src/store/schema/migrations.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 import { runToExit } from './helpers/serve-process.js';
 import type { ServeExit } from './helpers/serve-process.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';

@@ -11,7 +11,7 @@ import { DatasetError } from '../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../src/store/demo-data.js';
 import { jsonDatasetSource } from '../src/dataset/json-dataset-source.js';
 import { LATEST_SCHEMA_VERSION, MigrationError } from '../src/store/schema/migrations.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 import type { TableName, TableRecord } from '../src/store/import/record-check.js';
 import { PAGE_ROWS } from '../src/store/sql/sql-admin.js';
 import type { SqlStore } from '../src/store/sql/sql-store.js';

@@ -1,51 +1,36 @@
 /**
- * The end of opening that both dialects share: migrate (or require the schema to be current), then
- * wrap the connection in a SqlStore; on failure, close what the opener made.
+ * The end of opening that both engines share: migrate (or require the schema to be current), then
+ * wrap the engine's parts in a SqlStore; on failure, close what the opener made.
  */
 import type { Kysely } from 'kysely';
+import type { MigrationsMode } from '../open-options.js';
 import type { Dialect } from '../schema/dialect.js';
 import { migrate, requireUpToDate } from '../schema/migrations.js';
-import type { MigrationsMode } from '../open-options.js';
-import type { RetentionBatches } from '../retention-types.js';
 import type { Database } from '../schema/tables.js';
-import type { DirectAuthCode } from '../sqlite-auth-code.js';
+import type { EngineParts } from './engine-parts.js';
 import { SqlStore } from './sql-store.js';
-import type { SqlStoreOptions } from './sql-store.js';
-
-/** What the dialect's opener made, beside the Kysely instance. The thunks run once the tables exist (after migrating). */
-export type OpenedParts = Pick<
-  SqlStoreOptions,
-  'directRead' | 'readers' | 'snapshot' | 'snapshotSlots' | 'dataVersion' | 'bulkSession'
-> & {
-  readonly directAuthCode?: () => DirectAuthCode;
-  readonly retention: () => RetentionBatches;
-};
 
 export interface OpenedDatabase {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
-  /** Keys the advisory locks, so isolated schemas do not wait on each other. */
-  readonly lockScope: string;
   /** The schema to create and migrate; null means whatever search_path names. */
   readonly schema: string | null;
+  /** Closes what the opener made (the store's own close, once it exists). */
+  close(): Promise<void>;
 }
 
-export async function readyStore(opened: OpenedDatabase, mode: MigrationsMode, parts: OpenedParts): Promise<SqlStore> {
-  const { db, dialect, lockScope, schema } = opened;
+/** `parts` runs once the tables exist (after migrating): engines prepare statements on them. */
+export async function readyStore(
+  opened: OpenedDatabase,
+  mode: MigrationsMode,
+  parts: (migrationsApplied: readonly number[]) => EngineParts,
+): Promise<SqlStore> {
+  const { db, dialect, schema } = opened;
   try {
     const applied = mode === 'apply' ? await migrate(db, { dialect, schema }) : (await requireUpToDate(db), []);
-    const { directAuthCode, retention, ...rest } = parts;
-    return new SqlStore(db, {
-      dialect,
-      lockScope,
-      migrationsApplied: applied,
-      ...rest,
-      retention: retention(),
-      ...(directAuthCode ? { directAuthCode: directAuthCode() } : {}),
-    });
+    return new SqlStore(parts(applied));
   } catch (error) {
-    parts.readers?.close();
-    await db.destroy();
+    await opened.close();
     throw error;
   }
 }

@@ -7,7 +7,6 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { bulkImport } from '../import/bulk-import.js';
 import type { BulkImportOptions, BulkImportReport } from '../import/bulk-import.js';
-import { kyselyBulkSession } from '../import/bulk-session.js';
 import type { WithBulkSession } from '../import/bulk-session.js';
 import { DatasetError } from '../import/dataset-check.js';
 import type { ImportSource } from '../import/import-items.js';
@@ -50,7 +49,7 @@ export class SqlAdmin {
     private readonly dialect: Dialect,
     private readonly lockScope: string,
     /** The session bulk imports run on (PostgreSQL: a pool client with COPY). */
-    private readonly bulkSession: WithBulkSession = kyselyBulkSession(db, dialect),
+    private readonly bulkSession: WithBulkSession,
   ) {}
 
   async stats(): Promise<StoreStats> {

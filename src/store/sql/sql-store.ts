@@ -1,27 +1,15 @@
 /**
- * The Store over Kysely, the same code for SQLite and PostgreSQL. Dialect differences live in
- * dialect/ (asked through options.dialect, or given by the opener: snapshots, retention batches,
- * direct SQLite reads); here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
+ * The Store over Kysely, the same code for SQLite and PostgreSQL. What differs is asked of the
+ * Dialect (schema/dialect.ts) or done by the engine's parts (engine-parts.ts: reads, AuthCode's quick
+ * write, snapshots, retention batches); here only the SQL both accept (INSERT ... ON CONFLICT, ORDER BY).
  */
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { DataVersionReader } from '../data-version.js';
 import { validateDataset } from '../import/dataset-check.js';
-import { isConnectionLost } from '../db-errors.js';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
-import type { WithBulkSession } from '../import/bulk-session.js';
-import { SqlAdmin } from './sql-admin.js';
-import { SqlOutbox } from './sql-outbox.js';
-import type { DirectAuthCode } from '../sqlite-auth-code.js';
-import { SqlRetention } from './sql-retention.js';
-import type { Dialect } from '../schema/dialect.js';
-import type { RetentionBatches } from '../retention-types.js';
-import type { Database } from '../schema/tables.js';
-import { Slots } from './slots.js';
-import type { SnapshotRead } from './snapshot-read.js';
 import { IMPORT_BATCH_ROWS, replaceMarks } from '../import/replace-marks.js';
-import type { SqliteReaders } from '../sqlite-readers.js';
-import { StudentLists } from './student-lists.js';
+import type { OutboxMessage, OutboxOutcome, OutboxState } from '../outbox-types.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { Database } from '../schema/tables.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -30,39 +18,17 @@ import type {
   ImportReport,
   MarkRecord,
   PushSettingsRecord,
-  Store,
+  ServiceStore,
   StudentRecord,
 } from '../store.js';
+import type { DataVersionReader, DirectAuthCode, EngineParts, EngineReads, EngineSnapshots } from './engine-parts.js';
+import { SqlAdmin } from './sql-admin.js';
+import { SqlOutbox } from './sql-outbox.js';
+import { SqlRetention } from './sql-retention.js';
+import { Slots } from './slots.js';
+import { StudentLists } from './student-lists.js';
 
-export interface SqlStoreOptions {
-  readonly dialect: Dialect;
-  /**
-   * SQLite only: runs a read synchronously on the one connection, bypassing Kysely's connection
-   * queue. Reads then see the connection's own uncommitted writes; the service writes students and
-   * devices only through imports, which run in another process (or before it listens).
-   */
-  readonly directRead?: (sql: string, parameters: readonly unknown[], arrays?: boolean) => unknown[];
-  /** How the store tells its data version (data-version.ts); without it, it tells none. */
-  readonly dataVersion?: DataVersionReader;
-  /** SQLite only: AuthCode's transaction run synchronously (see sqlite-auth-code.ts). */
-  readonly directAuthCode?: DirectAuthCode;
-  /** How retention's batches run (the dialect's: sqlite-retention.ts, dialect/postgres-retention.ts). */
-  readonly retention: RetentionBatches;
-  /** Opens a read of one consistent state on a connection of its own (snapshot-read.ts); none where there is none (SQLite :memory:). */
-  readonly snapshot?: () => Promise<SnapshotRead>;
-  /** SQLite on a file: the read-only connections that serve snapshot reads (closed with the store). */
-  readonly readers?: SqliteReaders;
-  /** Most snapshot reads (streamed lists) open at once; more wait their turn (default 4). */
-  readonly snapshotSlots?: number;
-  /** Keys the PostgreSQL advisory locks, so isolated schemas do not wait on each other. */
-  readonly lockScope: string;
-  /** The migrations applied when the store was opened. */
-  readonly migrationsApplied?: readonly number[];
-  /** The session bulk imports run on (PostgreSQL: a pool client of their own, with COPY; default: a Kysely connection). */
-  readonly bulkSession?: WithBulkSession;
-}
-
-export class SqlStore implements Store, OutboxStore {
+export class SqlStore implements ServiceStore {
   readonly dialect: Dialect;
   /** The migration versions opening the store applied (none when the database was up to date). */
   readonly migrationsApplied: readonly number[];
@@ -72,36 +38,39 @@ export class SqlStore implements Store, OutboxStore {
   readonly retention: SqlRetention;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
-  // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
-  readonly #directRead: SqlStoreOptions['directRead'];
-  readonly #readers: SqliteReaders | undefined;
+  readonly #reads: EngineReads;
+  readonly #snapshots: EngineSnapshots;
   readonly #slots: Slots;
   readonly #students: StudentLists;
+  // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
   readonly #tokenQuery: CompiledQuery;
   readonly #authCodeInsert: CompiledQuery;
   readonly #marksQuery: CompiledQuery;
   readonly #subjectMarksQuery: CompiledQuery;
   readonly #pushQuery: CompiledQuery;
   readonly #outbox: SqlOutbox;
-  readonly #directAuthCode: DirectAuthCode | undefined;
-  readonly #dataVersion: DataVersionReader | undefined;
+  readonly #authCode: DirectAuthCode;
+  readonly #dataVersion: DataVersionReader;
+  readonly #close: () => Promise<void>;
   #closed: Promise<void> | null = null;
 
-  constructor(db: Kysely<Database>, options: SqlStoreOptions) {
+  constructor(parts: EngineParts) {
+    const { db, dialect, lockScope } = parts;
     this.#db = db;
-    this.#directRead = options.directRead;
-    this.#directAuthCode = options.directAuthCode;
-    this.#dataVersion = options.dataVersion;
-    this.dialect = options.dialect;
-    this.#lockScope = options.lockScope;
-    this.migrationsApplied = options.migrationsApplied ?? [];
-    this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
-    this.retention = new SqlRetention(db, options.retention);
-    this.#readers = options.readers;
-    this.#slots = new Slots(options.snapshotSlots ?? 4);
+    this.#reads = parts.reads;
+    this.#authCode = parts.authCode;
+    this.#dataVersion = parts.dataVersion;
+    this.#snapshots = parts.snapshots;
+    this.#close = () => parts.close();
+    this.dialect = dialect;
+    this.#lockScope = lockScope;
+    this.migrationsApplied = parts.migrationsApplied;
+    this.admin = new SqlAdmin(db, dialect, lockScope, parts.bulkSession);
+    this.retention = new SqlRetention(db, parts.retention);
+    this.#slots = new Slots(parts.snapshots.slots);
     this.#students = new StudentLists(db, {
-      read: (query) => this.#readArrays(query),
-      snapshot: options.snapshot ?? null,
+      read: (query) => this.#reads.arrays(query),
+      snapshot: parts.snapshots.open,
       slots: this.#slots,
     });
     this.#tokenQuery = db.selectFrom('devices').select('token').where('id', '=', '').compile();
@@ -113,27 +82,25 @@ export class SqlStore implements Store, OutboxStore {
     this.#marksQuery = marks.orderBy('seq').compile();
     this.#subjectMarksQuery = marks.where('SubjectID', '=', '').orderBy('seq').compile();
     this.#pushQuery = db.selectFrom('push_settings').select(['ServerKey', 'SenderId']).compile();
-    this.#outbox = new SqlOutbox(db, options.dialect, options.lockScope);
+    this.#outbox = new SqlOutbox(db, dialect, lockScope);
   }
 
   async marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
     return subjectId === null
-      ? this.#read<MarkRecord>(this.#marksQuery.sql, [studentId])
-      : this.#read<MarkRecord>(this.#subjectMarksQuery.sql, [studentId, subjectId]);
+      ? this.#reads.rows<MarkRecord>(this.#marksQuery.sql, [studentId])
+      : this.#reads.rows<MarkRecord>(this.#subjectMarksQuery.sql, [studentId, subjectId]);
   }
 
   async pushSettings(): Promise<PushSettingsRecord | null> {
-    return (await this.#read<PushSettingsRecord>(this.#pushQuery.sql, []))[0] ?? null;
+    return (await this.#reads.rows<PushSettingsRecord>(this.#pushQuery.sql, []))[0] ?? null;
   }
 
   acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
-    if (this.#directAuthCode !== undefined) {
-      try {
-        const outcome = this.#directAuthCode(request);
-        if (outcome !== null) return Promise.resolve(outcome);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
+    try {
+      const outcome = this.#authCode(request);
+      if (outcome !== null) return Promise.resolve(outcome);
+    } catch (error) {
+      return Promise.reject(error as Error);
     }
     return this.#outbox.acceptAuthCode(request);
   }
@@ -172,50 +139,17 @@ export class SqlStore implements Store, OutboxStore {
 
   /** Snapshot reads in progress and waiting, and the SQLite reader connections open (for tests and checks). */
   snapshotReads(): { readonly open: number; readonly waiting: number; readonly connections: number } {
-    return { open: this.#slots.taken, waiting: this.#slots.waiting, connections: this.#readers?.open ?? 0 };
+    return { open: this.#slots.taken, waiting: this.#slots.waiting, connections: this.#snapshots.connections() };
   }
 
-  /** SQLite: synchronous; PostgreSQL: one primary-key lookup (see data-version.ts). */
+  /** SQLite: synchronous; PostgreSQL: one primary-key lookup (sqlite-data-version.ts, postgres-data-version.ts). */
   dataVersion(): string | null | Promise<string | null> {
-    return this.#dataVersion === undefined ? null : this.#dataVersion();
+    return this.#dataVersion();
   }
 
   async deviceToken(id: string): Promise<string | null> {
-    const row = (await this.#read<{ token: string | null }>(this.#tokenQuery.sql, [id]))[0];
+    const row = (await this.#reads.rows<{ token: string | null }>(this.#tokenQuery.sql, [id]))[0];
     return row === undefined ? null : row.token;
-  }
-
-  /**
-   * A read, tried once more on another connection when its connection turns out to have died
-   * (the pool drops it): a restarted server or a killed connection then costs no failed request.
-   * Writes are not retried: whether a lost one was committed cannot be known.
-   */
-  #read<R>(source: string, parameters: readonly unknown[]): Promise<R[]> {
-    if (this.#directRead !== undefined) {
-      // Synchronous on SQLite: no query object, no driver queue, one resolved promise.
-      try {
-        return Promise.resolve(this.#directRead(source, parameters) as R[]);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-    }
-    return this.#pooledRead<R>(CompiledQuery.raw(source, [...parameters]));
-  }
-
-  async #pooledRead<R>(query: CompiledQuery): Promise<R[]> {
-    try {
-      return (await this.#db.executeQuery<R>(query)).rows;
-    } catch (error) {
-      if (!isConnectionLost(error)) throw error;
-      return (await this.#db.executeQuery<R>(query)).rows;
-    }
-  }
-
-  /** A read with its rows as arrays in column order (SQLite builds those faster than objects). */
-  async #readArrays(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>> {
-    if (this.#directRead !== undefined) return this.#directRead(query.sql, query.parameters, true) as unknown[][];
-    const rows = await this.#pooledRead<Record<string, unknown>>(query);
-    return rows.map((row) => Object.values(row));
   }
 
   async recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
@@ -302,10 +236,7 @@ export class SqlStore implements Store, OutboxStore {
   }
 
   close(): Promise<void> {
-    this.#closed ??= (async () => {
-      this.#readers?.close();
-      await this.#db.destroy();
-    })();
+    this.#closed ??= this.#close();
     return this.#closed;
   }
 }

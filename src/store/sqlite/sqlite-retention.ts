@@ -6,8 +6,8 @@
  * zeroed in the pages, and `compactLog` empties the write-ahead log that still holds their old images.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { MASKED_PHONE_SQL } from './phone-mask.js';
-import type { RetentionBatches, RetentionTable } from './retention-types.js';
+import { MASKED_PHONE_SQL } from '../phone-mask.js';
+import type { RetentionBatches, RetentionTable } from '../retention-types.js';
 
 interface SqliteRetention {
   /** Rows removed, or null while the connection is inside another (Kysely) transaction: try again shortly. */

@@ -3,11 +3,11 @@
  * whose opener prepares the connection (SQLite: WAL and a busy timeout; PostgreSQL: pool,
  * time-outs, search_path) and migrates.
  */
-import { databaseAt } from './dialect/database-at.js';
-import type { OpenStoreOptions } from './open-options.js';
-import type { SqlStore } from './sql/sql-store.js';
+import { databaseAt } from './database-at.js';
+import type { OpenStoreOptions } from '../open-options.js';
+import type { SqlStore } from '../sql/sql-store.js';
 
-export type { OpenStoreOptions } from './open-options.js';
+export type { OpenStoreOptions } from '../open-options.js';
 
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<SqlStore> {
   return databaseAt(databaseUrl).open(options);

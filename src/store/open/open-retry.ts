@@ -5,10 +5,10 @@
  */
 import { openStore } from './open-store.js';
 import type { OpenStoreOptions } from './open-store.js';
-import type { SqlStore } from './sql/sql-store.js';
-import { isTransientDatabaseError } from './db-errors.js';
+import type { SqlStore } from '../sql/sql-store.js';
+import { isTransientDatabaseError } from '../db-errors.js';
 
-export { isConnectionLost, isTransientDatabaseError } from './db-errors.js';
+export { isConnectionLost, isTransientDatabaseError } from '../db-errors.js';
 
 export interface RetryOptions {
   /** Stops waiting: the promise rejects with the signal's reason. */

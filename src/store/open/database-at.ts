@@ -3,15 +3,15 @@
  * which). Everything else is handed the Dialect, or the store opened with it, and asks it what it
  * does; only the dialect modules themselves know which one they are.
  */
-import { parseDatabaseUrl } from '../database-url.js';
+import { parseDatabaseUrl } from './database-url.js';
 import type { DatabaseInspection } from '../schema/inspection.js';
 import type { OpenStoreOptions } from '../open-options.js';
 import type { SqlStore } from '../sql/sql-store.js';
 import type { Dialect } from '../schema/dialect.js';
-import { inspectPostgres, openPostgres } from './postgres-open.js';
-import { postgres } from './postgres.js';
-import { inspectSqlite, openSqlite } from './sqlite-open.js';
-import { sqlite } from './sqlite.js';
+import { inspectPostgres, openPostgres } from '../postgres/postgres-open.js';
+import { postgres } from '../postgres/postgres-dialect.js';
+import { inspectSqlite, openSqlite } from '../sqlite/sqlite-open.js';
+import { sqlite } from '../sqlite/sqlite-dialect.js';
 
 /** A database named by a URL: its dialect, and how to open it or look at it. */
 export interface DatabaseAt {

@@ -4,16 +4,15 @@
  * queue its SMS) without building, compiling and awaiting five queries through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { refusal, windowStart } from './auth-code-window.js';
-import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
+import { refusal, windowStart } from '../auth-code-window.js';
+import type { DirectAuthCode } from '../sql/engine-parts.js';
+import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
 
 /**
  * Returns the outcome, or null when the connection is inside a transaction Kysely opened (an
  * outbox claim awaiting between statements): the caller then queues behind it the usual way, so
  * this write never lands inside someone else's transaction.
  */
-export type DirectAuthCode = (request: AuthCodeRequest) => AuthCodeOutcome | null;
-
 export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAuthCode {
   const limiting = database.prepare<[string, string, number], { created_at: string }>(
     'select created_at from auth_codes where phone = ? and created_at > ? order by created_at desc limit 1 offset ?',

@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import type { Pool } from 'pg';
 import type { CopyIn, WithBulkSession } from '../import/bulk-session.js';
-import { postgres } from './postgres.js';
+import { postgres } from './postgres-dialect.js';
 
 export function postgresBulkSession(pool: Pool, schema: string | null): WithBulkSession {
   return async (work) => {

@@ -1,25 +1,9 @@
 /**
- * The data version the answer cache keys its answers with (Store.dataVersion): a token read before
- * the data, which moves with every commit that may change what a cached answer holds.
+ * PostgreSQL's data version (Store.dataVersion, what the answer cache keys its answers with): a token
+ * read before the data, which moves with every commit that may change what a cached answer holds.
  */
 import type { Pool } from 'pg';
-
-export type DataVersionReader = () => string | null | Promise<string | null>;
-
-const SQLITE_VERSION = 'select data_version, total_changes() from pragma_data_version()';
-
-/**
- * SQLite: `data_version` moves with other connections' commits, `total_changes()` with this
- * connection's own writes. Read synchronously on the store's connection (2-3 µs).
- */
-export function sqliteDataVersion(
-  read: (sql: string, parameters: readonly unknown[], arrays: boolean) => unknown[],
-): DataVersionReader {
-  return () => {
-    const [row] = read(SQLITE_VERSION, [], true) as [[number, number]];
-    return `${row[0]}:${row[1]}`;
-  };
-}
+import type { DataVersionReader } from '../sql/engine-parts.js';
 
 /**
  * PostgreSQL: the `students` row of sis_data_versions, which a trigger moves in the transaction of

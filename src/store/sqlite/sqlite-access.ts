@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { processUser } from '../errors/startup-errors.js';
+import { processUser } from '../../errors/startup-errors.js';
 
 /** 'write': the service (creates the file, writes it, and its -wal and -shm companions); 'read': a reader. */
 export type SqliteNeed = 'read' | 'write';

@@ -1,44 +1,9 @@
 /**
- * Driver errors met while opening a database, turned into the start-up errors that say what is
+ * PostgreSQL's errors met while opening a database, turned into the start-up errors that say what is
  * wrong with what, and what to do (src/errors/startup-errors.ts). Anything else passes unchanged.
  */
-import { resolve } from 'node:path';
-import {
-  DatabaseAccessError,
-  DatabaseLoginError,
-  DatabaseMissingError,
-  DatabaseUnusableError,
-} from '../errors/startup-errors.js';
-import { sqliteAccessProblem } from './sqlite-access.js';
-import type { SqliteNeed } from './sqlite-access.js';
-
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : '';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** SQLite: not a database or damaged (with the path), or a permission problem (which, where). */
-export function sqliteOpenError(error: unknown, path: string, need: SqliteNeed): unknown {
-  const code = codeOf(error);
-  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
-    return new DatabaseUnusableError(resolve(path), messageOf(error), { cause: error });
-  }
-  const permission =
-    code === 'SQLITE_CANTOPEN' ||
-    code === 'SQLITE_PERM' ||
-    code.startsWith('SQLITE_READONLY') ||
-    code.startsWith('SQLITE_IOERR') ||
-    ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'EEXIST'].includes(code);
-  if (permission) {
-    const problem = sqliteAccessProblem(path, need);
-    if (problem !== null) return new DatabaseAccessError(problem, { cause: error });
-  }
-  return error;
-}
+import { DatabaseAccessError, DatabaseLoginError, DatabaseMissingError } from '../../errors/startup-errors.js';
+import { errorCode as codeOf, errorMessage as messageOf } from '../db-errors.js';
 
 /** Where a PostgreSQL URL points, for messages: `host:port/database`, the user and the database (never the password). */
 export function postgresTarget(connectionString: string): { where: string; user: string; database: string } {

@@ -7,26 +7,22 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { kyselyBulkSession } from '../import/bulk-session.js';
 import type { DatabaseInspection } from '../schema/inspection.js';
-import { sqliteDataVersion } from '../data-version.js';
 import { DatabaseAccessError } from '../../errors/startup-errors.js';
 import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
-import { sqliteOpenError } from '../open-errors.js';
 import { readyStore } from '../sql/ready-store.js';
 import type { Database } from '../schema/tables.js';
-import { sqliteAccessProblem } from '../sqlite-access.js';
-import { sqliteAuthCodeWriter } from '../sqlite-auth-code.js';
-import { SqliteReaders } from '../sqlite-readers.js';
-import { sqliteRetention } from '../sqlite-retention.js';
 import type { SqlStore } from '../sql/sql-store.js';
-import { reuseStatements } from '../statement-cache.js';
-import { sqlite } from './sqlite.js';
+import { sqliteAccessProblem } from './sqlite-access.js';
+import { sqliteOpenError } from './sqlite-open-error.js';
+import { closeSqlite, SNAPSHOT_SLOTS, sqliteParts } from './sqlite-parts.js';
+import type { SqliteConnections } from './sqlite-parts.js';
+import { SqliteReaders } from './sqlite-readers.js';
+import { reuseStatements } from './sqlite-statement-cache.js';
+import { sqlite } from './sqlite-dialect.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-/** Most streamed lists read at once, each on a read-only connection of its own. */
-const SNAPSHOT_SLOTS = 4;
 
 export async function openSqlite(path: string | ':memory:', options: OpenStoreOptions): Promise<SqlStore> {
   const mode = options.migrations ?? 'apply';
@@ -64,21 +60,13 @@ async function open(path: string, options: OpenStoreOptions): Promise<SqlStore> 
     throw error;
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
-  // Reads go straight to the (reused) prepared statement: no driver queue or promise hop.
-  const directRead = (source: string, parameters: readonly unknown[], arrays = false): unknown[] =>
-    database.prepare(source).raw(arrays).all(parameters);
   // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
-  const readers = memory ? undefined : new SqliteReaders(path, { keep: SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
-  return readyStore({ db, dialect: sqlite, lockScope: '', schema: null }, mode, {
-    directRead,
-    dataVersion: sqliteDataVersion(directRead),
-    bulkSession: kyselyBulkSession(db, sqlite),
+  const readers = memory ? null : new SqliteReaders(path, { keep: SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
+  const connections: SqliteConnections = { database, db, readers };
+  return readyStore({ db, dialect: sqlite, schema: null, close: closeSqlite(connections) }, mode, (applied) =>
     // Prepared only once the tables exist (after migrating).
-    directAuthCode: () => sqliteAuthCodeWriter(database),
-    retention: () => sqliteRetention(database),
-    snapshotSlots: SNAPSHOT_SLOTS,
-    ...(readers ? { readers, snapshot: async () => readers.begin() } : {}),
-  });
+    sqliteParts(connections, applied),
+  );
 }
 
 /**

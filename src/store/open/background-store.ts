@@ -7,13 +7,12 @@
 import type { OpenStoreOptions } from './open-store.js';
 import { openStoreWithRetry } from './open-retry.js';
 import type { RetryOptions } from './open-retry.js';
-import { forwardMethods } from './forward-store.js';
-import type { Around } from './forward-store.js';
-import { SqlRetention } from './sql/sql-retention.js';
-import type { RetentionStore } from './retention-types.js';
-import { SqlStore } from './sql/sql-store.js';
-import type { OutboxStore } from './outbox-types.js';
-import type { Store, StudentRecord } from './store.js';
+import { forwardMethods } from '../forward-store.js';
+import type { Around } from '../forward-store.js';
+import { SqlRetention } from '../sql/sql-retention.js';
+import type { RetentionStore } from '../retention-types.js';
+import { SqlStore } from '../sql/sql-store.js';
+import type { ServiceStore, StudentRecord } from '../store.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';
@@ -25,7 +24,7 @@ export class StoreNotReadyError extends Error {
 
 // Every method of the opened SqlStore not written in the class is forwarded to it (constructor).
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the forwarded methods are added at construction
-export interface BackgroundStore extends Store, OutboxStore {}
+export interface BackgroundStore extends ServiceStore {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class BackgroundStore {

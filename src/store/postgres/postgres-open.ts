@@ -5,17 +5,14 @@
  */
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import type { DatabaseInspection } from '../schema/inspection.js';
-import { postgresDataVersion } from '../data-version.js';
 import { schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
-import { postgresOpenError, postgresTarget } from '../open-errors.js';
 import { readyStore } from '../sql/ready-store.js';
 import type { Database } from '../schema/tables.js';
-import { postgresSnapshot } from '../sql/snapshot-read.js';
 import type { SqlStore } from '../sql/sql-store.js';
-import { postgres } from './postgres.js';
-import { postgresBulkSession } from './postgres-bulk-session.js';
-import { postgresRetention } from './postgres-retention.js';
+import { postgres } from './postgres-dialect.js';
+import { postgresOpenError, postgresTarget } from './postgres-open-error.js';
+import { postgresParts } from './postgres-parts.js';
 
 /** Where a PostgreSQL URL points: the connection string without `?schema=`, and that schema. */
 export interface PostgresLocation {
@@ -55,14 +52,10 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
     }),
   });
   try {
-    return await readyStore({ db, dialect: postgres, lockScope: schema ?? '', schema }, options.migrations ?? 'apply', {
-      // Half the pool at most serves streamed lists, so short requests always find connections.
-      snapshotSlots: Math.max(1, Math.floor(poolSize / 2)),
-      snapshot: () => postgresSnapshot(db),
-      dataVersion: postgresDataVersion(pool, schema),
-      bulkSession: postgresBulkSession(pool, schema),
-      retention: () => postgresRetention(db),
-    });
+    const opened = { db, dialect: postgres, schema, close: () => db.destroy() };
+    return await readyStore(opened, options.migrations ?? 'apply', (applied) =>
+      postgresParts({ pool, db, schema, poolSize }, applied),
+    );
   } catch (error) {
     throw postgresOpenError(error, target.connectionString);
   }

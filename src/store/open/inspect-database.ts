@@ -5,10 +5,10 @@
  * where its schema stands; failures are the start-up errors the service would meet (open-errors.ts),
  * so the check and the start say the same thing.
  */
-import type { DatabaseInspection } from './schema/inspection.js';
-import { databaseAt } from './dialect/database-at.js';
+import type { DatabaseInspection } from '../schema/inspection.js';
+import { databaseAt } from './database-at.js';
 
-export type { DatabaseInspection } from './schema/inspection.js';
+export type { DatabaseInspection } from '../schema/inspection.js';
 
 export async function inspectDatabase(url: string, connectTimeoutMs = 5000): Promise<DatabaseInspection> {
   return databaseAt(url).inspect(connectTimeoutMs);

@@ -7,8 +7,8 @@
  * Opened when first needed, kept for reuse (at most `keep` idle), closed with the store.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import type { SnapshotRead } from './sql/snapshot-read.js';
-import { reuseStatements } from './statement-cache.js';
+import type { SnapshotRead } from '../sql/snapshot-read.js';
+import { reuseStatements } from './sqlite-statement-cache.js';
 
 export interface SqliteReadersOptions {
   /** Idle connections kept for the next read; more are opened when needed and closed after. */

@@ -89,7 +89,7 @@ export async function bulkImport(
         }
         await stager.finish();
       });
-      // Where the merge refuses a key twice, the duplicates are looked for only when it does (dialect.ts).
+      // Where the merge refuses a key twice, the duplicates are looked for only when it does (schema/dialect.ts).
       const checkFirst = !dialect.staging.mergeRefusesDuplicates || problems > 0 || options.dryRun === true;
       const listDuplicates = async (): Promise<void> => {
         options.onPhase?.('checking');

@@ -2,7 +2,7 @@
  * The one database session a bulk import runs on (its temporary staging tables belong to it).
  * By default a connection of the store, through Kysely; PostgreSQL's opener gives a pool client
  * of its own instead, so that rows can be streamed in with `COPY ... FROM STDIN`
- * (dialect/postgres-bulk-session.ts), which Kysely cannot do.
+ * (postgres/postgres-bulk-session.ts), which Kysely cannot do.
  */
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';

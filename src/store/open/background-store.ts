@@ -23,7 +23,7 @@ export class StoreNotReadyError extends Error {
 }
 
 // Every method of the opened SqlStore not written in the class is forwarded to it (constructor).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the forwarded methods are added at construction
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type -- the forwarded methods are added at construction
 export interface BackgroundStore extends ServiceStore {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above

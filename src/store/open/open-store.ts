@@ -1,5 +1,5 @@
 /**
- * Opens the store named by a database URL: the URL chooses the dialect (dialect/database-at.ts),
+ * Opens the store named by a database URL: the URL chooses the engine (database-at.ts),
  * whose opener prepares the connection (SQLite: WAL and a busy timeout; PostgreSQL: pool,
  * time-outs, search_path) and migrates.
  */

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's differences (dialect.ts says why each exists): a server shared by several
+ * PostgreSQL's differences (schema/dialect.ts says why each exists): a server shared by several
  * instances, so writers take advisory locks and claims skip locked rows; text compared by
  * collation unless told otherwise. Opening a pool is postgres-open.ts.
  */

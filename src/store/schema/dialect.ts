@@ -1,7 +1,8 @@
 /**
  * What differs between SQLite and PostgreSQL, behind one interface, as Kysely does it: each dialect
- * is a module of its own (sqlite.ts, postgres.ts, and their openers), chosen once by the database
- * URL (database-at.ts) and passed down. Callers ask what their dialect does, never which one it is.
+ * is a module of its own engine's folder (sqlite/sqlite-dialect.ts, postgres/postgres-dialect.ts),
+ * chosen once by the database URL (open/database-at.ts) and passed down. Callers ask what their
+ * dialect does, never which one it is.
  */
 import type { ColumnDefinitionBuilder, Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from './tables.js';
@@ -20,7 +21,7 @@ export interface Dialect {
 
   /**
    * A server reached over the network, which may not be up yet when the service starts: the
-   * service then starts without it and keeps trying (background-store.ts). A SQLite file opens
+   * service then starts without it and keeps trying (open/background-store.ts). A SQLite file opens
    * at once or never will, so it is opened before listening.
    */
   readonly isServer: boolean;
@@ -80,7 +81,8 @@ export interface DialectDdl {
   createByteOrderIndex(db: Kysely<Database>, index: string, table: string, column: string): Promise<void>;
   /**
    * The students table's data version, moved by a trigger (PostgreSQL). SQLite tells it for free
-   * (data-version.ts) and has only row-level triggers: a million-row import would write it a million times.
+   * (sqlite/sqlite-data-version.ts) and has only row-level triggers: a million-row import would
+   * write it a million times.
    */
   createDataVersion(db: Kysely<Database>): Promise<void>;
 }

@@ -1,4 +1,4 @@
-/** What `sis check` learns of a database without changing it (inspect-database.ts). */
+/** What `sis check` learns of a database without changing it (open/inspect-database.ts). */
 import type { SchemaStatus } from './migrations.js';
 
 export type DatabaseInspection =

@@ -2,7 +2,7 @@
  * Versioned migrations as data. `migrate` applies the missing ones on open, in one transaction, and
  * records each in sis_migrations; on PostgreSQL an advisory lock lets several instances start at once.
  * Append new migrations; never change what one that has shipped does (its dialect-only steps and
- * column types are the dialects', dialect/*.ts: moving code there must leave the schema as it was).
+ * column types are the engines' Dialects, sqlite/ and postgres/: moving code there must leave the schema as it was).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * Retention over the store: the batches are the dialect's (RetentionBatches, given by the opener:
- * SQLite's in sqlite-retention.ts, run synchronously; PostgreSQL's in dialect/postgres-retention.ts),
+ * SQLite's in sqlite/sqlite-retention.ts, run synchronously; PostgreSQL's in postgres/postgres-retention.ts),
  * the counts the same SQL for both.
  */
 import { sql } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * SQLite's differences (dialect.ts says why each exists): one file, one writer at a time, text
+ * SQLite's differences (schema/dialect.ts says why each exists): one file, one writer at a time, text
  * compared byte by byte, no server to wait for. Opening a file is sqlite-open.ts.
  */
 import type { Dialect } from '../schema/dialect.js';

@@ -2,7 +2,7 @@
  * Retention's writes on SQLite, each batch one synchronous IMMEDIATE transaction over prepared
  * statements: no await inside, so the connection is never left mid-transaction for AuthCode's
  * synchronous write to find (sqlite-auth-code.ts), and the write lock is held only for the batch.
- * The connection runs with secure_delete on (dialect/sqlite-open.ts): removed and erased bytes are
+ * The connection runs with secure_delete on (sqlite-open.ts): removed and erased bytes are
  * zeroed in the pages, and `compactLog` empties the write-ahead log that still holds their old images.
  */
 import type BetterSqlite3 from 'better-sqlite3';

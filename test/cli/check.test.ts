@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { createCheckCommand } from '../src/cli/check-command.js';
-import { LATEST_SCHEMA_VERSION } from '../src/store/migrations.js';
-import { openStore } from '../src/store/open-store.js';
-import { runToExit } from './helpers/serve-process.js';
-import { closedPort, startSmsGateway } from './helpers/sms-gateway.js';
-import { cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
+import { createCheckCommand } from '../../src/cli/check-command.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open-store.js';
+import { runToExit } from '../helpers/serve-process.js';
+import { closedPort, startSmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-check-'));
 let counter = 0;

@@ -7,17 +7,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { createDevicesCommand } from '../src/cli/devices-command.js';
-import { createExportCommand } from '../src/cli/export-command.js';
-import { createImportCommand } from '../src/cli/import-command.js';
-import { createMigrateCommand } from '../src/cli/migrate-command.js';
-import type { CommandOutput } from '../src/cli/output.js';
-import { createSchoolsCommand, createStatsCommand, createStudentsCommand } from '../src/cli/report-commands.js';
-import type { Command } from '../src/cli/command.js';
-import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { redactDatabaseUrl } from '../src/store/database-url.js';
-import { cleanupTargets, sqliteTarget, postgresTarget, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase } from './helpers/store-targets.js';
+import { createDevicesCommand } from '../../src/cli/devices-command.js';
+import { createExportCommand } from '../../src/cli/export-command.js';
+import { createImportCommand } from '../../src/cli/import-command.js';
+import { createMigrateCommand } from '../../src/cli/migrate-command.js';
+import type { CommandOutput } from '../../src/cli/output.js';
+import { createSchoolsCommand, createStatsCommand, createStudentsCommand } from '../../src/cli/report-commands.js';
+import type { Command } from '../../src/cli/command.js';
+import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { redactDatabaseUrl } from '../../src/store/database-url.js';
+import { cleanupTargets, sqliteTarget, postgresTarget, storeTargets } from '../helpers/store-targets.js';
+import type { FreshDatabase } from '../helpers/store-targets.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-cli-'));
 after(async () => {

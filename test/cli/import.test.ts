@@ -4,16 +4,16 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createImportCommand, importCommand } from '../src/cli/import-command.js';
-import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { openStore } from '../src/store/open-store.js';
+import { createImportCommand, importCommand } from '../../src/cli/import-command.js';
+import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { openStore } from '../../src/store/open-store.js';
+import { repoRoot } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-import-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const example = fileURLToPath(new URL('../../examples/dataset.json', import.meta.url));
+const example = join(repoRoot, 'examples', 'dataset.json');
 let counter = 0;
 
 interface Outcome {

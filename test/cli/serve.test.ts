@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { repoRoot } from './helpers/test-server.js';
+import { repoRoot } from '../helpers/test-server.js';
 
 const MAIN = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const GET_PATH = '/PushNotificationMobile.asmx/GetTokenDevice?id=1';

@@ -25,12 +25,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { LATEST_SCHEMA_VERSION } from '../src/store/migrations.js';
-import { openStore } from '../src/store/open-store.js';
-import { runToExit } from './helpers/serve-process.js';
-import type { ServeExit } from './helpers/serve-process.js';
-import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from './helpers/store-targets.js';
+import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open-store.js';
+import { runToExit } from '../helpers/serve-process.js';
+import type { ServeExit } from '../helpers/serve-process.js';
+import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 
 const base = mkdtempSync(join(tmpdir(), 'sis-startup-'));
 chmodSync(base, 0o755); // the service user must reach what the tests make for it

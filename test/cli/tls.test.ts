@@ -6,9 +6,9 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-tls-'));
 const cert = join(dir, 'cert.pem');

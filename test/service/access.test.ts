@@ -1,13 +1,13 @@
 /** API keys, address allow-lists and rate limits, over real HTTP; refusals never reach the store. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashKey, presentedKey } from '../src/access/access.js';
-import { openStore } from '../src/store/open-store.js';
-import type { Store } from '../src/store/store.js';
-import { forwardMethods } from '../src/store/forward-store.js';
-import { rawRequest } from './helpers/raw-http.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { hashKey, presentedKey } from '../../src/access/access.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { forwardMethods } from '../../src/store/forward-store.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 const KEY = 'k-7f3a9c';
 const TOKEN_GET = '/PushNotificationMobile.asmx/GetTokenDevice?id=1';

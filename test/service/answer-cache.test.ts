@@ -9,20 +9,20 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { AnswerCache } from '../src/bindings/answer-cache.js';
-import type { Reply } from '../src/bindings/types.js';
-import { GetStudentSchool } from '../src/operations/get-student-school.js';
-import { GetTokenDevice } from '../src/operations/get-token-device.js';
-import type { Operation } from '../src/operations/index.js';
-import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
-import type { Dataset } from '../src/store/store.js';
-import { bindingClients } from './helpers/binding-clients.js';
-import { rawRequest } from './helpers/raw-http.js';
-import { cleanupTargets, postgresTarget, postgresUrl, storeTargets, withFreshStore } from './helpers/store-targets.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { AnswerCache } from '../../src/bindings/answer-cache.js';
+import type { Reply } from '../../src/bindings/types.js';
+import { GetStudentSchool } from '../../src/operations/get-student-school.js';
+import { GetTokenDevice } from '../../src/operations/get-token-device.js';
+import type { Operation } from '../../src/operations/index.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import type { Dataset } from '../../src/store/store.js';
+import { bindingClients } from '../helpers/binding-clients.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { cleanupTargets, postgresTarget, postgresUrl, storeTargets, withFreshStore } from '../helpers/store-targets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 const SCHOOL = 'http://cached.example';
 const student = (n: number) => ({

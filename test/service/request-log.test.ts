@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { eventually } from './helpers/eventually.js';
-import { CLI_MAIN, childEnv } from './helpers/serve-process.js';
-import { startTestServer } from './helpers/test-server.js';
+import { eventually } from '../helpers/eventually.js';
+import { CLI_MAIN, childEnv } from '../helpers/serve-process.js';
+import { startTestServer } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-request-log-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, describe, test } from 'node:test';
-import { createPruneCommand } from '../src/cli/prune-command.js';
-import { openStore } from '../src/store/open-store.js';
-import { seedCodes, seedMessages } from './helpers/retention-seed.js';
-import { CLI_MAIN, childEnv, startServe, stopServe } from './helpers/serve-process.js';
-import { eventually } from './helpers/sms-gateway.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
+import { createPruneCommand } from '../../src/cli/prune-command.js';
+import { openStore } from '../../src/store/open-store.js';
+import { seedCodes, seedMessages } from '../helpers/retention-seed.js';
+import { CLI_MAIN, childEnv, startServe, stopServe } from '../helpers/serve-process.js';
+import { eventually } from '../helpers/sms-gateway.js';
+import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
+import type { FreshDatabase, StoreTarget } from '../helpers/store-targets.js';
 
 after(() => cleanupTargets());
 

@@ -10,13 +10,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { eventually } from './helpers/eventually.js';
-import { LOG_FLUSH_MS } from '../src/logging/logger.js';
-import { startServe, stopServe } from './helpers/serve-process.js';
-import type { ServeProcess } from './helpers/serve-process.js';
-import { startSmsGateway } from './helpers/sms-gateway.js';
-import { cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from './helpers/store-targets.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
+import { eventually } from '../helpers/eventually.js';
+import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
+import { startServe, stopServe } from '../helpers/serve-process.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startSmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from '../helpers/store-targets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 after(cleanupTargets);
 

@@ -4,14 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { operations } from '../src/operations/index.js';
-import type { Operation } from '../src/operations/index.js';
-import { openStore } from '../src/store/open-store.js';
-import { bindingClients } from './helpers/binding-clients.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import type { FreshDatabase } from './helpers/store-targets.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { operations } from '../../src/operations/index.js';
+import type { Operation } from '../../src/operations/index.js';
+import { openStore } from '../../src/store/open-store.js';
+import { bindingClients } from '../helpers/binding-clients.js';
+import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
+import type { FreshDatabase } from '../helpers/store-targets.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 after(cleanupTargets);
 

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
-import type { AuthCodeOutcome } from '../src/store/store.js';
-import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
-import type { FreshDatabase } from './helpers/store-targets.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import type { AuthCodeOutcome } from '../../src/store/store.js';
+import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
+import type { FreshDatabase } from '../helpers/store-targets.js';
 
 const T0 = new Date('2030-05-06T07:00:00.000Z');
 const minutes = (n: number): Date => new Date(T0.getTime() + n * 60_000);

@@ -9,16 +9,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { createExportCommand } from '../src/cli/export-command.js';
-import { createImportCommand } from '../src/cli/import-command.js';
-import type { CommandOutput } from '../src/cli/output.js';
-import { redactDatabaseUrl } from '../src/store/database-url.js';
-import { DatasetError } from '../src/store/dataset.js';
-import { parseDataset } from '../src/dataset/parse-dataset.js';
-import { openStore } from '../src/store/open-store.js';
-import type { Dataset, MarkRecord } from '../src/store/store.js';
-import { cleanupTargets, storeTargets } from './helpers/store-targets.js';
-import { repoRoot } from './helpers/test-server.js';
+import { createExportCommand } from '../../src/cli/export-command.js';
+import { createImportCommand } from '../../src/cli/import-command.js';
+import type { CommandOutput } from '../../src/cli/output.js';
+import { redactDatabaseUrl } from '../../src/store/database-url.js';
+import { DatasetError } from '../../src/store/dataset.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Dataset, MarkRecord } from '../../src/store/store.js';
+import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
+import { repoRoot } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-extended-data-'));
 after(async () => {

@@ -9,15 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import { createExportCommand } from '../src/cli/export-command.js';
-import { createImportCommand } from '../src/cli/import-command.js';
-import type { Command } from '../src/cli/command.js';
-import type { CommandOutput } from '../src/cli/output.js';
-import { adminClient, cleanupTargets, storeTargets } from './helpers/store-targets.js';
+import { createExportCommand } from '../../src/cli/export-command.js';
+import { createImportCommand } from '../../src/cli/import-command.js';
+import type { Command } from '../../src/cli/command.js';
+import type { CommandOutput } from '../../src/cli/output.js';
+import { adminClient, cleanupTargets, storeTargets } from '../helpers/store-targets.js';
+import { repoRoot } from '../helpers/test-server.js';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
+const repo = repoRoot;
 const dir = mkdtempSync(join(tmpdir(), 'sis-import-kill-'));
 after(async () => {
   await cleanupTargets();

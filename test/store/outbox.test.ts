@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { createLogger } from '../src/logging/logger.js';
-import { OutboxWorker } from '../src/outbox/outbox-worker.js';
-import type { OutboxWorkerOptions } from '../src/outbox/outbox-worker.js';
-import { createWebhookDeliver, signature } from '../src/outbox/webhook.js';
-import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
-import { eventually, startSmsGateway } from './helpers/sms-gateway.js';
-import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { OutboxWorker } from '../../src/outbox/outbox-worker.js';
+import type { OutboxWorkerOptions } from '../../src/outbox/outbox-worker.js';
+import { createWebhookDeliver, signature } from '../../src/outbox/webhook.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 
 const SECRET = 'test-secret-0123456789';
 const T0 = new Date('2030-01-02T03:04:05.000Z');

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { createPruneCommand } from '../src/cli/prune-command.js';
-import { operations } from '../src/operations/index.js';
-import { bindingClients } from './helpers/binding-clients.js';
-import { startServe, stopServe } from './helpers/serve-process.js';
-import { eventually, startSmsGateway } from './helpers/sms-gateway.js';
+import { createPruneCommand } from '../../src/cli/prune-command.js';
+import { operations } from '../../src/operations/index.js';
+import { bindingClients } from '../helpers/binding-clients.js';
+import { startServe, stopServe } from '../helpers/serve-process.js';
+import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;

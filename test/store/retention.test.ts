@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { Pruner } from '../src/outbox/pruner.js';
-import type { PrunerOptions, RetentionPolicy } from '../src/outbox/pruner.js';
-import { openStore } from '../src/store/open-store.js';
-import { maskPhone } from '../src/store/phone-mask.js';
-import type { SqlStore } from '../src/store/sql-store.js';
-import { seedCodes, seedMessages } from './helpers/retention-seed.js';
-import { cleanupTargets, storeTargets, withFreshStore } from './helpers/store-targets.js';
+import { Pruner } from '../../src/outbox/pruner.js';
+import type { PrunerOptions, RetentionPolicy } from '../../src/outbox/pruner.js';
+import { openStore } from '../../src/store/open-store.js';
+import { maskPhone } from '../../src/store/phone-mask.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import { seedCodes, seedMessages } from '../helpers/retention-seed.js';
+import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -3,10 +3,10 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { rawRequest } from './helpers/raw-http.js';
-import { POSTGRES_SKIP, cleanupTargets, newSchema, postgresUrl } from './helpers/store-targets.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
-import { repoRoot } from './helpers/test-server.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { POSTGRES_SKIP, cleanupTargets, newSchema, postgresUrl } from '../helpers/store-targets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { repoRoot } from '../helpers/test-server.js';
 
 /**
  * PostgreSQL unreachable at start: the real service starts anyway, reports not ready and answers

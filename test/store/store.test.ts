@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { DatasetError } from '../src/store/dataset.js';
-import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../src/store/database-url.js';
-import { dialectFor } from '../src/store/dialect/database-at.js';
-import { DEMO_DATASET } from '../src/store/demo-data.js';
-import { migrations } from '../src/store/migrations.js';
-import { openStore } from '../src/store/open-store.js';
-import type { SqlStore } from '../src/store/sql-store.js';
-import type { Dataset, StudentRecord } from '../src/store/store.js';
+import { DatasetError } from '../../src/store/dataset.js';
+import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/database-url.js';
+import { dialectFor } from '../../src/store/dialect/database-at.js';
+import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { migrations } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import type { Dataset, StudentRecord } from '../../src/store/store.js';
 import {
   adminClient,
   cleanupTargets,
@@ -23,8 +23,9 @@ import {
   POSTGRES_SKIP,
   storeTargets,
   withFreshStore,
-} from './helpers/store-targets.js';
-import type { FreshDatabase, StoreTarget } from './helpers/store-targets.js';
+} from '../helpers/store-targets.js';
+import type { FreshDatabase, StoreTarget } from '../helpers/store-targets.js';
+import { repoRoot } from '../helpers/test-server.js';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'sis-store-'));
 after(async () => {
@@ -380,9 +381,7 @@ describe('opening', () => {
 
   test('the demo dataset is the example file', async () => {
     const { readFile } = await import('node:fs/promises');
-    const example = JSON.parse(
-      await readFile(new URL('../../examples/dataset.json', import.meta.url), 'utf8'),
-    ) as Dataset;
+    const example = JSON.parse(await readFile(join(repoRoot, 'examples', 'dataset.json'), 'utf8')) as Dataset;
     assert.deepEqual(DEMO_DATASET, example);
   });
 });

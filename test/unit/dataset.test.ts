@@ -2,11 +2,18 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { DatasetError, findXmlForbiddenCharacter, MAX_LISTED_PROBLEMS, validateDataset } from '../src/store/dataset.js';
-import { parseDataset } from '../src/dataset/parse-dataset.js';
-import { DEMO_DATASET } from '../src/store/demo-data.js';
+import {
+  DatasetError,
+  findXmlForbiddenCharacter,
+  MAX_LISTED_PROBLEMS,
+  validateDataset,
+} from '../../src/store/dataset.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
+import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/test-server.js';
 
-const repoFile = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const repoFile = (path: string): string => readFileSync(join(repoRoot, path), 'utf8');
 
 /** The problems parseDataset reports for `text` (fails the test when it reports none). */
 function problemsOf(text: string): readonly string[] {

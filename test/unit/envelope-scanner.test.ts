@@ -3,10 +3,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { readEnvelopeFully } from '../src/xml/envelope-reader.js';
-import type { Envelope } from '../src/xml/envelope-reader.js';
-import { scanEnvelope } from '../src/xml/envelope-scanner.js';
-import { fixture } from './helpers/test-server.js';
+import { readEnvelopeFully } from '../../src/xml/envelope-reader.js';
+import type { Envelope } from '../../src/xml/envelope-reader.js';
+import { scanEnvelope } from '../../src/xml/envelope-scanner.js';
+import { fixture } from '../helpers/test-server.js';
 
 /**
  * The fast envelope scanner must agree with the full saxes reader wherever it answers (it

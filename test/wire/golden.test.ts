@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { rawRequest } from './helpers/raw-http.js';
-import { fixture, goldenDataset, startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { fixture, goldenDataset, startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 /**
  * Golden exchanges: each folder under test/golden is one request captured from a real ASMX

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { eventually } from './helpers/eventually.js';
-import { rawRequest } from './helpers/raw-http.js';
-import type { RawResponse } from './helpers/raw-http.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { eventually } from '../helpers/eventually.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import type { RawResponse } from '../helpers/raw-http.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 /**
  * Hostile input, each sent to a real server over a socket: the answer is checked, and so is that

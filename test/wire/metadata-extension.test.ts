@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SaxesParser } from 'saxes';
-import { operations, services } from '../src/operations/index.js';
-import { CLASS_REGISTRY, classRegistry } from './helpers/class-registry.js';
-import { rawRequest } from './helpers/raw-http.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { operations, services } from '../../src/operations/index.js';
+import { CLASS_REGISTRY, classRegistry } from '../helpers/class-registry.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 const wrapper = (name: string, inner: string[]): string[] =>
   inner.length === 0

@@ -1,9 +1,9 @@
 /** The .NET-style HTML help pages (decision 7). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ServiceSpec } from '../src/contract/types.js';
-import { renderOperationHelp, renderServiceHelp, type HelpPageOptions } from '../src/metadata/help-page.js';
-import { services } from '../src/operations/index.js';
+import type { ServiceSpec } from '../../src/contract/types.js';
+import { renderOperationHelp, renderServiceHelp, type HelpPageOptions } from '../../src/metadata/help-page.js';
+import { services } from '../../src/operations/index.js';
 
 const TEMPURI = 'http://tempuri.org/';
 const opts = (service: ServiceSpec<unknown>, more: Partial<HelpPageOptions> = {}): HelpPageOptions => ({

@@ -7,16 +7,17 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { SaxesParser } from 'saxes';
-import { renderDisco } from '../src/metadata/disco.js';
-import { soapAction } from '../src/metadata/names.js';
-import { renderWsdl } from '../src/metadata/wsdl.js';
-import { services } from '../src/operations/index.js';
+import { renderDisco } from '../../src/metadata/disco.js';
+import { soapAction } from '../../src/metadata/names.js';
+import { renderWsdl } from '../../src/metadata/wsdl.js';
+import { services } from '../../src/operations/index.js';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/test-server.js';
 
 const TEMPURI = 'http://tempuri.org/';
 /** The address the captures were taken at; rendering with it leaves nothing to normalise there. */
 const captureAddress = (service: string): string => `http://127.0.0.1:8081/${service}.asmx`;
-const fixture = (file: string): string =>
-  readFileSync(new URL(`../../test/fixtures/wsdl/${file}`, import.meta.url), 'utf8');
+const fixture = (file: string): string => readFileSync(join(repoRoot, 'test', 'fixtures', 'wsdl', file), 'utf8');
 
 /** Decision 5: .NET's classic order (`xmlns:s1` only when a char is used). */
 const DOTNET_ROOT_ORDER = [

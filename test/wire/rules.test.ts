@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rawRequest } from './helpers/raw-http.js';
-import { startTestServer } from './helpers/test-server.js';
-import type { TestServer } from './helpers/test-server.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 
 const dataset = { devices: [{ id: '1', token: 'tok-AAA-111' }] };
 const address = (wsdl: string): string => /<soap:address location="([^"]*)"/.exec(wsdl)?.[1] ?? '';
@@ -138,7 +138,7 @@ describe('mounted under a base path, with a public URL', () => {
 describe('a large school that fits in one page', () => {
   let server: TestServer;
   // 1,000 = SIS_LIST_PAGE_ROWS' default: the longest list still answered whole (longer ones are
-  // streamed, decision 17: test/large-lists.test.ts).
+  // streamed, decision 17: test/wire/large-lists.test.ts).
   const students = Array.from({ length: 1000 }, (_, i) => ({
     id_student: String(i),
     fullName: `Élève ${i} <&>`,

@@ -2,6 +2,7 @@
  * Names the metadata documents derive from the contract, each rule in one place so WSDL, disco
  * and help pages cannot disagree.
  */
+import { scalarOf } from '../contract/scalars.js';
 import type { OperationSpec, ResultSpec } from '../contract/types.js';
 
 export const WSDL_NS = 'http://schemas.xmlsoap.org/wsdl/';
@@ -22,12 +23,12 @@ export function httpResultElementName(result: ResultSpec): string | null {
   switch (result.kind) {
     case 'void':
       return null;
-    case 'string':
-      return 'string';
     case 'list':
       return arrayTypeName(result.item.name);
     case 'struct':
       return result.struct.name;
+    default:
+      return scalarOf(result.kind).element;
   }
 }
 
@@ -35,6 +36,8 @@ export function arrayTypeName(itemName: string): string {
   return `ArrayOf${itemName}`;
 }
 
+/** True when a parameter or result is of a type ASMX defines in its own namespace (`s1:char`). */
 export function usesChar(operations: readonly OperationSpec[]): boolean {
-  return operations.some((op) => op.params.some((p) => p.type === 'char'));
+  const own = (type: string): boolean => type === 'char';
+  return operations.some((op) => own(op.result.kind) || op.params.some((p) => own(p.type)));
 }

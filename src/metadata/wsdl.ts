@@ -88,6 +88,7 @@ function httpMessages(op: OperationSpec, verb: HttpVerb): XmlElement[] {
     el(
       'wsdl:message',
       { name: `${op.name}${verb}In` },
+      // Form and query fields are text whatever the parameter's type: ASMX types every part s:string.
       op.params.map((p) => el('wsdl:part', { name: p.name, type: 's:string' })),
     ),
     el(

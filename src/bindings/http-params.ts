@@ -53,7 +53,7 @@ export function bindHttpArgs(op: Operation, fields: ReadonlyMap<string, string>)
   return { op, args };
 }
 
-/** Convert.ChangeType(value, type, InvariantCulture) as the table reads it (scalars.ts), with ASMX's message when it fails. */
+/** Convert.ChangeType(value, type, InvariantCulture) as scalars.ts reads it, with ASMX's message when it fails. */
 function readFormValue(type: ParamType, value: string): ArgValue {
   const scalar = scalarOf(type);
   try {

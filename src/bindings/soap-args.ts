@@ -33,7 +33,10 @@ export function bindSoapArgs(op: Operation, params: ReadonlyMap<string, ParamTex
   return { op, args };
 }
 
-/** A value in XmlConvert's form, white space around it allowed; one that does not convert gets ASMX's Client fault, with its line and column. */
+/**
+ * A value in XmlConvert's form, white space around it allowed (scalars.ts); one that does not
+ * convert gets ASMX's Client fault, with its line and column.
+ */
 function readSoapValue(type: ParamType, param: ParamText): ArgValue {
   try {
     return scalarOf(type).fromXml(param.nil ? '' : param.text);

@@ -30,7 +30,7 @@ export function wsdlTypes(operations: readonly OperationSpec[], namespace: strin
     const type = resultType(op.result);
     if (name === null || type === null || globals.has(name)) continue;
     globals.add(name);
-    // A value type's root is never nil: no nillable, as XmlSchemaExporter writes `<s:element name="int" type="s:int" />`.
+    // A value type's root is never nil: XmlSchemaExporter writes `<s:element name="int" type="s:int" />`.
     const valueType = isScalarResult(op.result) && scalarOf(op.result.kind).valueType;
     items.push(el('s:element', valueType ? { name, type } : { name, nillable: 'true', type }));
   }

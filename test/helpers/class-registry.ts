@@ -29,7 +29,7 @@ const CLASSES: readonly { readonly school: string; readonly grade: string; reado
 /** The classes ArchiveClass was given: a void operation shows it ran only by what it did. */
 export const archived: string[] = [];
 
-/** The sixth operation: a string and a char in, a list of a struct out. */
+/** A string and a char in, a list of a struct out. */
 export const ListClasses = defineOperation({
   service: CLASS_REGISTRY,
   name: 'ListClasses',
@@ -81,7 +81,7 @@ export const ArchiveClass = defineOperation({
   },
 });
 
-/** A value type out (int), from one in: what the table of simple types (src/contract/scalars.ts) gives every binding. */
+/** An int out, from an int in: what the table of simple types (src/contract/scalars.ts) gives every binding. */
 export const CountClasses = defineOperation({
   service: CLASS_REGISTRY,
   name: 'CountClasses',

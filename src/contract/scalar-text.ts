@@ -127,8 +127,9 @@ const XSD_DATE_TIME =
  * Returns null when the text is not such a date; `form` also allows a space for the `T`.
  */
 export function parseXsdDateTime(text: string, form: boolean): Date | null {
-  const m = XSD_DATE_TIME.exec(trimXml(text));
-  if (m === null || (!form && text.includes(' '))) return null;
+  const s = trimXml(text);
+  const m = XSD_DATE_TIME.exec(s);
+  if (m === null || (!form && s.includes(' '))) return null;
   const [, y = '', mo = '', d = '', h = '0', mi = '0', sec = '0', frac = '', zone = 'Z'] = m;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, sec].map(Number) as [
     number,

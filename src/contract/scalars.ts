@@ -25,10 +25,17 @@ export interface Scalar<V, ValueType extends boolean = boolean> {
   readonly dotNet: string;
   /** The schema type the WSDL names (`s:int`; `s1:` is ASMX's own types namespace). */
   readonly xsd: string;
+  /**
+   * For a type of ASMX's own namespace (`s1:char`): the XSD type it restricts, which the WSDL
+   * defines in a schema of that namespace when an operation uses it.
+   */
+  readonly restricts?: string;
   /** The root element of an HTTP GET/POST answer (`<int xmlns="…">`) and its WSDL global element. */
   readonly element: string;
   /** What .NET's help pages show in place of a value: the type's schema name. */
   readonly sample: string;
+  /** For a type written differently in SOAP and in a form: the help page's one-line note saying how. */
+  readonly formNote?: string;
   /**
    * A .NET value type: never null, so always present in SOAP (minOccurs 1), never nillable, and
    * `soapMissing` when a SOAP request leaves it out. A string is the one reference type.
@@ -68,8 +75,10 @@ const string: Scalar<string, false> = {
 const char: Scalar<number, true> = {
   dotNet: 'System.Char',
   xsd: 's1:char',
+  restricts: 's:unsignedShort',
   element: 'char',
   sample: 'char',
+  formNote: "A char is one literal character in HTTP GET and POST, and its numeric UTF-16 code in SOAP (49 for '1').",
   valueType: true,
   soapMissing: 0,
   toXml: (code) => String(code),
@@ -129,6 +138,7 @@ const boolean: Scalar<boolean, true> = {
   xsd: 's:boolean',
   element: 'boolean',
   sample: 'boolean',
+  formNote: 'A boolean is True or False (in any case) in HTTP GET and POST, and true, false, 1 or 0 in SOAP.',
   valueType: true,
   soapMissing: false,
   toXml: (value) => (value ? 'true' : 'false'),

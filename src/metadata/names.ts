@@ -2,7 +2,8 @@
  * Names the metadata documents derive from the contract, each rule in one place so WSDL, disco
  * and help pages cannot disagree.
  */
-import { scalarOf } from '../contract/scalars.js';
+import { isScalarName, scalarOf } from '../contract/scalars.js';
+import type { ScalarName } from '../contract/scalars.js';
 import type { OperationSpec, ResultSpec } from '../contract/types.js';
 
 export const WSDL_NS = 'http://schemas.xmlsoap.org/wsdl/';
@@ -36,8 +37,18 @@ export function arrayTypeName(itemName: string): string {
   return `ArrayOf${itemName}`;
 }
 
-/** True when a parameter or result is of a type ASMX defines in its own namespace (`s1:char`). */
-export function usesChar(operations: readonly OperationSpec[]): boolean {
-  const own = (type: string): boolean => type === 'char';
-  return operations.some((op) => own(op.result.kind) || op.params.some((p) => own(p.type)));
+/**
+ * The types of ASMX's own namespace (`s1:char`) a service's parameters or results use, each once,
+ * in the order first met: the WSDL declares `xmlns:s1` and defines them only when there are some.
+ */
+export function ownTypesUsed(operations: readonly OperationSpec[]): readonly ScalarName[] {
+  const used = new Set<ScalarName>();
+  const meet = (type: string): void => {
+    if (isScalarName(type) && scalarOf(type).restricts !== undefined) used.add(type);
+  };
+  for (const op of operations) {
+    for (const p of op.params) meet(p.type);
+    meet(op.result.kind);
+  }
+  return [...used];
 }

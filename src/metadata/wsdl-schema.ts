@@ -7,13 +7,13 @@ import { scalarOf } from '../contract/scalars.js';
 import type { ScalarName } from '../contract/scalars.js';
 import { isScalarResult } from '../contract/types.js';
 import type { OperationSpec, ParamSpec, ResultSpec, StructSpec } from '../contract/types.js';
-import { arrayTypeName, httpResultElementName, MS_TYPES_NS, usesChar } from './names.js';
+import { arrayTypeName, httpResultElementName, MS_TYPES_NS, ownTypesUsed } from './names.js';
 import { el, type XmlElement } from './xml-tree.js';
 
 export function wsdlTypes(operations: readonly OperationSpec[], namespace: string): XmlElement {
-  const hasChar = usesChar(operations);
+  const ownTypes = ownTypesUsed(operations);
   const items: XmlElement[] = [];
-  if (hasChar) items.push(el('s:import', { namespace: MS_TYPES_NS }));
+  if (ownTypes.length > 0) items.push(el('s:import', { namespace: MS_TYPES_NS }));
 
   const definedTypes = new Set<string>();
   for (const op of operations) {
@@ -36,12 +36,12 @@ export function wsdlTypes(operations: readonly OperationSpec[], namespace: strin
   }
 
   const schemas = [el('s:schema', { elementFormDefault: 'qualified', targetNamespace: namespace }, items)];
-  if (hasChar) {
-    schemas.push(
-      el('s:schema', { elementFormDefault: 'qualified', targetNamespace: MS_TYPES_NS }, [
-        el('s:simpleType', { name: 'char' }, [el('s:restriction', { base: 's:unsignedShort' })]),
-      ]),
-    );
+  if (ownTypes.length > 0) {
+    const simpleTypes = ownTypes.map((type) => {
+      const { xsd, restricts = '' } = scalarOf(type);
+      return el('s:simpleType', { name: xsd.slice(xsd.indexOf(':') + 1) }, [el('s:restriction', { base: restricts })]);
+    });
+    schemas.push(el('s:schema', { elementFormDefault: 'qualified', targetNamespace: MS_TYPES_NS }, simpleTypes));
   }
   return el('wsdl:types', {}, schemas);
 }

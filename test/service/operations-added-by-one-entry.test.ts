@@ -216,6 +216,10 @@ describe('an int and a boolean operation, from the table of simple types alone',
     assert.ok(count.includes(`&lt;int xmlns=&quot;http://tempuri.org/&quot;&gt;${value('int')}&lt;/int&gt;</pre>`));
     assert.ok(count.includes(`&amp;from_grade=${value('string')} HTTP/1.1`));
     const has = (await get(`/${CLASS_REGISTRY}.asmx?op=HasClass`)).body;
+    assert.ok(has.includes('<tr><td>with_teacher</td><td>boolean</td><td>count only a class with a teacher</td></tr>'));
+    assert.ok(
+      has.includes('<p>A boolean is True or False (in any case) in HTTP GET and POST, and true, false, 1 or 0'),
+    );
     assert.ok(has.includes(`&lt;HasClassResult&gt;${value('boolean')}&lt;/HasClassResult&gt;`));
     assert.ok(
       has.includes(`&lt;boolean xmlns=&quot;http://tempuri.org/&quot;&gt;${value('boolean')}&lt;/boolean&gt;</pre>`),

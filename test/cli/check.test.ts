@@ -5,7 +5,6 @@
  * the database is never changed.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { runToExit } from '../helpers/serve-process.js';
 import { closedPort, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
+import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-check-'));
 let counter = 0;
@@ -144,34 +144,10 @@ describe('sis check', () => {
 
   it(
     'TLS: the certificate named with its expiry; a key of another certificate fails the configuration',
-    { skip: haveOpenssl() ? false : 'openssl is not installed' },
+    { skip: HAVE_OPENSSL ? false : 'openssl is not installed' },
     async () => {
-      const make = (name: string): { cert: string; key: string } => {
-        const cert = join(dir, `${name}-cert.pem`);
-        const key = join(dir, `${name}-key.pem`);
-        execFileSync(
-          'openssl',
-          [
-            'req',
-            '-x509',
-            '-newkey',
-            'rsa:2048',
-            '-nodes',
-            '-keyout',
-            key,
-            '-out',
-            cert,
-            '-days',
-            '30',
-            '-subj',
-            `/CN=${name}.test`,
-          ],
-          { stdio: 'ignore' },
-        );
-        return { cert, key };
-      };
-      const a = make('a');
-      const b = make('b');
+      const a = makeCertificate(dir, 'a', 30);
+      const b = makeCertificate(dir, 'b', 30);
       const good = await check({ SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_TLS_CERT: a.cert, SIS_TLS_KEY: a.key });
       assert.equal(good.code, 0, good.stdout);
       assert.match(good.lines['tls']!, /^ok \(CN=a\.test, valid until \d{4}-\d\d-\d\dT[\d:.]+Z \((29|30) days\)\)$/);
@@ -241,12 +217,3 @@ describe('sis check', () => {
     assert.match(bad.stdout, /^configuration: FAILED: SIS_TLS_CERT=".*missing\.pem": no such file$/m);
   });
 });
-
-function haveOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -4,7 +4,6 @@
  * LOG_LEVEL=debug), the documented exit status. Permission failures run the service as nobody.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -28,6 +27,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open-store.js';
+import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 import { runToExit } from '../helpers/serve-process.js';
 import type { ServeExit } from '../helpers/serve-process.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
@@ -328,43 +328,9 @@ describe('start-up failures: PostgreSQL migrated by a newer version', { skip: PO
   });
 });
 
-const haveOpenssl = ((): boolean => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-function makeCertificate(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}-cert.pem`);
-  const key = join(dir, `${name}-key.pem`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}.test`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
-
 describe(
   'start-up failures: TLS files',
-  { skip: haveOpenssl ? false : 'openssl is not installed: cannot make test certificates' },
+  { skip: HAVE_OPENSSL ? false : 'openssl is not installed: cannot make test certificates' },
   () => {
     it("a key that is not the certificate's: both named (78)", async () => {
       const dir = newDir();

@@ -1,49 +1,17 @@
 /** HTTPS served directly, with a self-signed certificate made at test time by openssl. */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-tls-'));
-const cert = join(dir, 'cert.pem');
-const key = join(dir, 'key.pem');
-
-function makeCertificate(keyFile: string, certFile: string): boolean {
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const haveOpenssl = makeCertificate(key, cert);
+const { cert, key } = HAVE_OPENSSL ? makeCertificate(dir, 'server', 1) : { cert: '', key: '' };
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: string }> {
@@ -58,7 +26,7 @@ function httpsGet(url: string, ca: Buffer): Promise<{ status: number; body: stri
   });
 }
 
-describe('HTTPS', { skip: haveOpenssl ? false : 'openssl is not installed: cannot make a test certificate' }, () => {
+describe('HTTPS', { skip: HAVE_OPENSSL ? false : 'openssl is not installed: cannot make a test certificate' }, () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer({
@@ -86,8 +54,7 @@ describe('HTTPS', { skip: haveOpenssl ? false : 'openssl is not installed: canno
   });
 
   it('a key that does not match the certificate stops the start', () => {
-    const otherKey = join(dir, 'other-key.pem');
-    assert.ok(makeCertificate(otherKey, join(dir, 'other-cert.pem')));
+    const otherKey = makeCertificate(dir, 'other').key;
     assert.throws(
       () => loadConfig({ SIS_TLS_CERT: cert, SIS_TLS_KEY: otherKey }),
       (err: unknown) =>

@@ -58,17 +58,16 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
   return { ...env, SIS_DATABASE_URL: databaseUrl, ...extra };
 }
 
+/** A test service's environment: a free loopback port, no demo data, JSON log lines at info. */
+function serveEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json' };
+  return childEnv(databaseUrl, { ...base, ...extra });
+}
+
 /** Starts `sis serve` on a free port; resolves once it logs that it listens. */
 export function startServe(databaseUrl: string, extra: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI_MAIN, 'serve'], {
-    env: childEnv(databaseUrl, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIS_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      SIS_LOG_FORMAT: 'json',
-      ...extra,
-    }),
+    env: serveEnv(databaseUrl, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -149,14 +148,7 @@ export function runToExit(
 ): Promise<ServeExit> {
   const main = options.user === undefined ? CLI_MAIN : cliReachableByOthers();
   const child = spawn(process.execPath, [main, ...(options.args ?? ['serve'])], {
-    env: childEnv(databaseUrl, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIS_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      SIS_LOG_FORMAT: 'json',
-      ...extra,
-    }),
+    env: serveEnv(databaseUrl, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: '/',
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),

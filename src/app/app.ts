@@ -7,9 +7,9 @@ import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { createHttpServer } from '../http/server.js';
 import { listen } from './listen.js';
+import { startSmsGuard } from './sms-guard-start.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
-import type { AuthCodePolicy } from '../operations/context.js';
 import { operationsFor } from '../operations/index.js';
 import type { Operation } from '../operations/index.js';
 import { countedStore } from '../observe/counted-store.js';
@@ -83,6 +83,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   }
   const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null, health);
   const pruner = startPruner(config, log, store);
+  const sms = await startSmsGuard(config, log, store, health);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -90,6 +91,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     answerCache: () => dispatcher.cache,
     ...(pruner === null ? {} : { retention: () => pruner }),
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
+    sms: sms.tally,
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -103,14 +105,14 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     options.metricsSource?.(registry) ??
     (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
   const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
-  const authCodes: AuthCodePolicy = {
-    maxPerHour: config.authCodesPerHour,
-    message: (code) => config.smsMessage.split('{code}').join(code),
-  };
   const context = {
     store: counted,
     now: () => new Date(),
-    authCodes,
+    authCodes: {
+      maxPerHour: config.authCodesPerHour,
+      message: (code: string) => config.smsMessage.split('{code}').join(code),
+    },
+    sms,
     onAuthCodeAccepted: () => outbox?.wake(),
     listPageRows: config.listPageRows,
   };
@@ -121,6 +123,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   } catch (err) {
     await outbox?.stop();
     await pruner?.stop();
+    await sms.stop();
     await gate.close();
     if (ownStore) await store.close();
     throw err;
@@ -148,6 +151,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         // The delivery in progress ends (and is recorded) while the store is still open.
         await outbox?.stop();
         await pruner?.stop();
+        await sms.stop();
         await gate.close();
         await store.close();
         return clean;

@@ -10,6 +10,8 @@ import type { RetryOptions } from './open-retry.js';
 import { forwardMethods } from './forward-store.js';
 import type { Around } from './forward-store.js';
 import { SqlRetention } from './sql-retention.js';
+import { SqlSms } from './sql-sms.js';
+import type { SmsStore } from './sms-types.js';
 import type { RetentionStore } from './retention-types.js';
 import { SqlStore } from './sql-store.js';
 import type { OutboxStore } from './outbox-types.js';
@@ -47,7 +49,11 @@ export class BackgroundStore {
     for (const [name, method] of Object.entries(forwarded))
       if (!(name in this)) Object.defineProperty(this, name, { value: method });
     this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
+    this.sms = forwardMethods<SmsStore>(SqlSms.prototype, () => this.#store!.sms, notReady);
   }
+
+  /** The opened store's SMS protection tables; until then every call fails as the others do. */
+  readonly sms: SmsStore;
 
   /** The opened store's retention; until then every call fails as the others do. */
   readonly retention: RetentionStore;

@@ -14,6 +14,7 @@ import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
 import { SqlRetention } from './sql-retention.js';
+import { SqlSms } from './sql-sms.js';
 import type { Dialect } from './dialect/dialect.js';
 import type { RetentionBatches } from './retention-types.js';
 import type { Database } from './schema.js';
@@ -70,6 +71,8 @@ export class SqlStore implements Store, OutboxStore {
   readonly admin: SqlAdmin;
   /** Pruning old rows and erasing delivered texts: for the pruner and `sis prune`. */
   readonly retention: SqlRetention;
+  /** AuthCode's SMS protection: refusal counts, blocked ranges, the address key (sms-types.ts). */
+  readonly sms: SqlSms;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
@@ -97,6 +100,7 @@ export class SqlStore implements Store, OutboxStore {
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
     this.retention = new SqlRetention(db, options.retention);
+    this.sms = new SqlSms(db);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
     this.#students = new StudentLists(db, {

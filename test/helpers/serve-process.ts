@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { SMS_PROTECTION_OFF } from './sms-protection.js';
 import { repoRoot } from './test-server.js';
 
 /** The built CLI. */
@@ -36,6 +37,7 @@ export function startServe(databaseUrl: string, extra: Record<string, string> = 
       SIS_DEMO_DATA: 'false',
       LOG_LEVEL: 'info',
       SIS_LOG_FORMAT: 'json',
+      ...SMS_PROTECTION_OFF,
       ...extra,
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -123,6 +125,7 @@ export function runToExit(
       SIS_DEMO_DATA: 'false',
       LOG_LEVEL: 'info',
       SIS_LOG_FORMAT: 'json',
+      ...SMS_PROTECTION_OFF,
       ...extra,
     }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, Store } from '../../src/store/store.js';
+import { SMS_PROTECTION_OFF } from './sms-protection.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */
 export const repoRoot = fileURLToPath(
@@ -56,6 +57,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: 'silent',
     // Tests close servers whose clients keep idle connections: no need to wait for them.
     SIS_SHUTDOWN_GRACE_MS: '0',
+    ...SMS_PROTECTION_OFF,
     ...options.env,
   });
   const appOptions: AppOptions = { store: options.store, operations: options.operations };

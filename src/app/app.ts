@@ -64,6 +64,8 @@ export interface AppOptions {
    * routed, described and listed with no other edit).
    */
   readonly operations?: readonly Operation[];
+  /** The clock operations read (tests: a fixed time, so counters of a clock hour do not roll over mid-test). */
+  readonly now?: () => Date;
 }
 
 /**
@@ -95,11 +97,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
-  const gate = new Gate(
-    config,
-    limiter,
-    services.map((s) => s.name),
-  );
+  const serviceNames = services.map((s) => s.name);
+  const gate = new Gate(config, limiter, serviceNames);
   const state: ServerState = { draining: false };
   const metrics =
     options.metricsSource?.(registry) ??
@@ -107,7 +106,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
   const context = {
     store: counted,
-    now: () => new Date(),
+    now: options.now ?? ((): Date => new Date()),
     authCodes: {
       maxPerHour: config.authCodesPerHour,
       message: (code: string) => config.smsMessage.split('{code}').join(code),

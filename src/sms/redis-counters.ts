@@ -65,29 +65,34 @@ export class RedisCounters {
     }
   }
 
-  /** Counts the code in every counter, unless one is full (then that one, nothing counted). */
-  take(counters: readonly CounterLimit[]): Promise<CounterAnswer> {
-    return this.run(counters, (keys, args) => this.redis.sisTake(keys.length, ...keys, ...args));
+  /**
+   * Counts the code in every counter, unless one is full (then that one, nothing counted).
+   * `space` names the database the counters are of: services on other databases sharing this
+   * Redis never count in each other's counters.
+   */
+  take(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
+    return this.run(space, counters, (keys, args) => this.redis.sisTake(keys.length, ...keys, ...args));
   }
 
   /** The first full counter, counting nothing (a dry run). */
-  peek(counters: readonly CounterLimit[]): Promise<CounterAnswer> {
-    return this.run(counters, (keys, args) => this.redis.sisPeek(keys.length, ...keys, ...args));
+  peek(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
+    return this.run(space, counters, (keys, args) => this.redis.sisPeek(keys.length, ...keys, ...args));
   }
 
   /** Gives back what `take` counted (the database refused the code after all). */
-  async release(counters: readonly CounterLimit[]): Promise<void> {
+  async release(space: string, counters: readonly CounterLimit[]): Promise<void> {
     if (counters.length === 0) return;
-    const keys = counters.map(redisKey);
+    const keys = counters.map((c) => redisKey(space, c));
     await this.redis.sisRelease(keys.length, ...keys).catch((err: unknown) => this.onProblem(err));
   }
 
   private async run(
+    space: string,
     counters: readonly CounterLimit[],
     script: (keys: string[], args: string[]) => Promise<number>,
   ): Promise<CounterAnswer> {
     if (counters.length === 0) return null;
-    const keys = counters.map(redisKey);
+    const keys = counters.map((c) => redisKey(space, c));
     const args = [...counters.map((c) => String(c.limit)), ...counters.map((c) => String(c.until.getTime()))];
     try {
       const full = await script(keys, args);
@@ -103,6 +108,6 @@ export class RedisCounters {
   }
 }
 
-function redisKey(counter: CounterLimit): string {
-  return `sis:sms:${counter.key}`;
+function redisKey(space: string, counter: CounterLimit): string {
+  return `sis:sms:${space}:${counter.key}`;
 }

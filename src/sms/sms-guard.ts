@@ -105,8 +105,11 @@ export class SmsGuard {
       at: request.at,
     });
     const redis = this.options.redis;
+    const space = redis === null ? '' : await this.redisSpace();
     const answer =
-      redis === null ? 'unavailable' : await (request.dryRun ? redis.peek(counters) : redis.take(counters));
+      redis === null
+        ? 'unavailable'
+        : await (request.dryRun ? redis.peek(space, counters) : redis.take(space, counters));
     if (answer !== null && answer !== 'unavailable') {
       this.refuse(
         answer.reason as RefusalReason,
@@ -122,7 +125,7 @@ export class SmsGuard {
       counters: answer === 'unavailable' ? counters : [],
       settle: async (outcome) => {
         if (outcome?.accepted === true) return this.accepted(reading, request.dryRun);
-        await redis?.release(taken);
+        await redis?.release(space, taken);
         if (outcome !== null) this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
       },
     };
@@ -166,11 +169,26 @@ export class SmsGuard {
 
   /** A keyed hash (HMAC-SHA256 under the database's key): the address itself is never kept. */
   private async hashAddress(address: string): Promise<string> {
+    return createHmac('sha256', await this.key())
+      .update(address)
+      .digest('base64url')
+      .slice(0, 22);
+  }
+
+  /** The database's name in Redis: derived from its key, so its instances share counters and no other does. */
+  private async redisSpace(): Promise<string> {
+    return createHmac('sha256', await this.key())
+      .update('redis-space')
+      .digest('base64url')
+      .slice(0, 12);
+  }
+
+  /** The database's key, read once (again after a failure: the database may not be up yet). */
+  private key(): Promise<string> {
     this.#addressKey ??= this.options.store?.smsAddressKey() ?? Promise.resolve(randomBytes(32).toString('hex'));
-    const key = await this.#addressKey.catch((err: unknown) => {
+    return this.#addressKey.catch((err: unknown) => {
       this.#addressKey = null;
       throw err;
     });
-    return createHmac('sha256', key).update(address).digest('base64url').slice(0, 22);
   }
 }

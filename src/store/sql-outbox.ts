@@ -42,6 +42,10 @@ export class SqlOutbox implements OutboxStore {
   ) {}
 
   async acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    // A counter already full refuses without a transaction: during an attack, the refused codes
+    // never queue on the counters' row locks that accepted ones hold.
+    const full = await takeCounters(this.db, request.counters ?? [], true);
+    if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
     try {
       return await this.dialect.writeTransaction(this.db, (trx) => this.acceptIn(trx, request));
     } catch (error) {

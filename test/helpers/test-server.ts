@@ -40,6 +40,8 @@ export interface TestServerOptions {
   readonly logDestination?: NodeJS.WritableStream;
   /** The operations to serve instead of the contract's (a test-only operation added to them). */
   readonly operations?: readonly Operation[];
+  /** The clock operations read (AppOptions.now). */
+  readonly now?: () => Date;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...SMS_PROTECTION_OFF,
     ...options.env,
   });
-  const appOptions: AppOptions = { store: options.store, operations: options.operations };
+  const appOptions: AppOptions = { store: options.store, operations: options.operations, now: options.now };
   const app = await startApp(config, createLogger(config.logLevel, options.logDestination), appOptions);
   if (options.dataset !== undefined) await app.store.importDataset(options.dataset, { replace: true });
   return {

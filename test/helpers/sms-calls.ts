@@ -66,7 +66,11 @@ export async function authCode(url: string, phone: string, address: string, code
 }
 
 /** Runs `work` over `items`, `width` at a time. */
-export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < items.length) await work(items[next++]!);

@@ -63,13 +63,17 @@ export class SmsGuard {
 
   constructor(private readonly options: SmsGuardOptions) {
     this.#policy = new PhonePolicy(options.rules.phone, countsCountries(options.rules.velocity));
-    this.#blocks = options.store === null ? null : new BlockedRangeCache(options.store);
+    this.#blocks =
+      options.store === null
+        ? null
+        : new BlockedRangeCache(options.store, (err) => options.log.debug({ err }, 'blocked SMS ranges not read yet'));
     this.tally = new RefusalTally(options.store, options.log);
   }
 
   /** Loads what the rules need (the phone metadata) and starts the periodic work; rejects on a region the metadata does not know. */
   async start(): Promise<void> {
     await this.loaded();
+    await this.#blocks?.load();
     this.tally.start();
     const store = this.options.store;
     if (store !== null) {
@@ -99,7 +103,11 @@ export class SmsGuard {
       this.refuse('blocked-range', reading, request, seconds);
     }
     const counters = countersFor(this.options.rules.velocity, {
-      addressHash: request.address === '' ? null : await this.hashAddress(request.address),
+      // Hashed only when counted: the key and the HMAC cost nothing while the limit is off.
+      addressHash:
+        request.address === '' || this.options.rules.velocity.perAddressHour === 0
+          ? null
+          : await this.hashAddress(request.address),
       range: reading.range,
       country: reading.country,
       at: request.at,

@@ -19,6 +19,7 @@ const LAYERS = [
   'metadata',
   'config',
   'operations',
+  'sms',
   'dataset',
   'store',
   'xml',

@@ -7,9 +7,9 @@ import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { createHttpServer } from '../http/server.js';
 import { listen } from './listen.js';
+import { startSmsGuard } from './sms-guard-start.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
-import type { AuthCodePolicy } from '../operations/context.js';
 import { operationsFor } from '../operations/index.js';
 import type { Operation } from '../operations/index.js';
 import { countedStore } from '../observe/counted-store.js';
@@ -64,6 +64,8 @@ export interface AppOptions {
    * routed, described and listed with no other edit).
    */
   readonly operations?: readonly Operation[];
+  /** The clock operations read (tests: a fixed time, so counters of a clock hour do not roll over mid-test). */
+  readonly now?: () => Date;
 }
 
 /**
@@ -83,6 +85,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   }
   const outbox = startOutbox(config, log, store, health);
   const pruner = startPruner(config, log, store.retention);
+  const sms = await startSmsGuard(config, log, store, health);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -90,27 +93,25 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     answerCache: () => dispatcher.cache,
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
+    sms: sms.tally,
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
-  const gate = new Gate(
-    config,
-    limiter,
-    services.map((s) => s.name),
-  );
+  const serviceNames = services.map((s) => s.name);
+  const gate = new Gate(config, limiter, serviceNames);
   const state: ServerState = { draining: false };
   const metrics =
     options.metricsSource?.(registry) ??
     (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
   const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
-  const authCodes: AuthCodePolicy = {
-    maxPerHour: config.authCodesPerHour,
-    message: (code) => config.smsMessage.split('{code}').join(code),
-  };
   const context = {
     store: counted,
-    now: () => new Date(),
-    authCodes,
+    now: options.now ?? ((): Date => new Date()),
+    authCodes: {
+      maxPerHour: config.authCodesPerHour,
+      message: (code: string) => config.smsMessage.split('{code}').join(code),
+    },
+    sms,
     onAuthCodeAccepted: () => outbox?.wake(),
     listPageRows: config.listPageRows,
   };
@@ -121,6 +122,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   } catch (err) {
     await outbox?.stop();
     await pruner?.stop();
+    await sms.stop();
     await gate.close();
     if (ownStore) await store.close();
     throw err;
@@ -148,6 +150,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         // The delivery in progress ends (and is recorded) while the store is still open.
         await outbox?.stop();
         await pruner?.stop();
+        await sms.stop();
         await gate.close();
         await store.close();
         return clean;

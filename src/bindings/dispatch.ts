@@ -39,6 +39,8 @@ export interface Exchange {
   origin(): string;
   /** The caller is on this machine (the help page test form is offered to it by default). */
   readonly isLocal: boolean;
+  /** The caller's address (behind a trusted proxy, the forwarded one): operations get it in their context. */
+  readonly clientAddress: string;
 }
 
 /** The reply, and what logs and metrics say about the request. */
@@ -139,7 +141,7 @@ export class Dispatcher {
     const contentType = ex.header('content-type');
     const soapAction = ex.header('soapaction');
     return ex.readBody().then(
-      (body) => this.soapCall(routes, service, { contentType, soapAction, body }),
+      (body) => this.soapCall(routes, service, { contentType, soapAction, body }, ex.clientAddress),
       (err: unknown) => {
         if (!(err instanceof ServiceError)) throw err;
         const guess = guessVersion(soapAction, parseMediaType(contentType));
@@ -148,7 +150,12 @@ export class Dispatcher {
     );
   }
 
-  private soapCall(routes: ServiceRoutes, service: string, request: SoapRequest): Outcome | Promise<Outcome> {
+  private soapCall(
+    routes: ServiceRoutes,
+    service: string,
+    request: SoapRequest,
+    address: string,
+  ): Outcome | Promise<Outcome> {
     const read = readSoap(routes, request, this.limits);
     const { version } = read;
     const binding = version.binding;
@@ -166,6 +173,7 @@ export class Dispatcher {
     const writer = routes.writers.get(read.call.op)!;
     return this.answer(
       read.call,
+      address,
       service,
       binding,
       (value) => soapReply(version, writer, value),
@@ -195,7 +203,7 @@ export class Dispatcher {
     };
     const writer = routes.writers.get(op)!;
     const run = (call: Call): Outcome | Promise<Outcome> =>
-      this.answer(call, service, binding, (value) => httpReply(writer, value), httpErrorReply);
+      this.answer(call, ex.clientAddress, service, binding, (value) => httpReply(writer, value), httpErrorReply);
     if (!isGet) {
       return ex.readBody().then((body) => {
         let call: Call;
@@ -223,6 +231,7 @@ export class Dispatcher {
    */
   private answer(
     call: Call,
+    address: string,
     service: string,
     binding: BindingName,
     reply: (value: Awaited<ReturnType<Operation['run']>>) => Reply,
@@ -230,13 +239,14 @@ export class Dispatcher {
   ): Outcome | Promise<Outcome> {
     const kept = this.cached(binding, call);
     if (kept instanceof Promise)
-      return kept.then((found) => this.answerWith(found, call, service, binding, reply, failure));
-    return this.answerWith(kept, call, service, binding, reply, failure);
+      return kept.then((found) => this.answerWith(found, call, address, service, binding, reply, failure));
+    return this.answerWith(kept, call, address, service, binding, reply, failure);
   }
 
   private answerWith(
     kept: Kept | null,
     call: Call,
+    address: string,
     service: string,
     binding: BindingName,
     reply: (value: Awaited<ReturnType<Operation['run']>>) => Reply,
@@ -244,7 +254,7 @@ export class Dispatcher {
   ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
     if (kept?.reply !== undefined) return { service, binding, operation, reply: kept.reply };
-    return this.invoke(call).then((result) => {
+    return this.invoke(call, address).then((result) => {
       if (result.error !== undefined)
         return { service, binding, operation, cause: result.cause, reply: failure(result.error) };
       const built = reply(result.value);
@@ -259,11 +269,11 @@ export class Dispatcher {
     return this.cache.lookUp(binding, call, this.context.store);
   }
 
-  /** Runs the operation; its failure becomes an error to answer with (and a cause to log). */
-  private invoke(call: Call): Promise<Invoked> {
+  /** Runs the operation with the caller's address in its context; a failure becomes an error to answer with (and a cause to log). */
+  private invoke(call: Call, clientAddress: string): Promise<Invoked> {
     let pending: ReturnType<Operation['run']>;
     try {
-      pending = call.op.run(call.args, this.context);
+      pending = call.op.run(call.args, { ...this.context, clientAddress });
     } catch (cause) {
       return Promise.resolve(failed(cause));
     }

@@ -6,6 +6,7 @@ import { statsCommand, schoolsCommand, studentsCommand } from './report-commands
 import { devicesCommand } from './devices-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { outboxCommand } from './outbox-command.js';
+import { smsCommand } from './sms-command.js';
 import { hashKeyCommand } from './hash-key-command.js';
 import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
@@ -22,6 +23,7 @@ const commands: readonly Command[] = [
   devicesCommand,
   migrateCommand,
   outboxCommand,
+  smsCommand,
   pruneCommand,
   hashKeyCommand,
 ];

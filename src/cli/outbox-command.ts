@@ -4,6 +4,7 @@
  */
 import { maskPhone } from '../store/phone-mask.js';
 import type { OutboxState } from '../store/outbox-types.js';
+import type { SmsStats } from '../store/sms-types.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
@@ -29,7 +30,10 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
           and delivered messages are left alone: a delivered code is never sent twice.
   stats   the number of pending, delivered and failed messages, then for each table with
           a retention (outbox, auth_codes) the rows it keeps now and the rows pruned so
-          far (by every process; see sis prune), tab-separated.
+          far (by every process; see sis prune), tab-separated. Then AuthCode's protection
+          (docs/sms.md) over the last hour and day: refused codes by reason
+          (refused_hour:REASON), and the five busiest number ranges and countries by codes
+          asked, accepted and refused (range_hour:+96650123, country_day:SA).
 
 Exit status: 0 done, 1 database error, 2 usage error.
 `;
@@ -148,9 +152,24 @@ async function stats({ env, usageError }: CommandCall, output: CommandOutput, pr
       ['auth_codes_kept', kept.auth_codes.kept],
       ['auth_codes_pruned', kept.auth_codes.pruned],
     ];
+    lines.push(...smsLines(await store.sms.smsStats(new Date(), 5)));
     output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
     return 0;
   });
 }
 
 export const outboxCommand: Command = createOutboxCommand();
+
+/** The SMS protection's part of `stats`: `refused_hour:address 12`, `range_day:+96650123 2000`. */
+function smsLines(stats: SmsStats): [string, number][] {
+  const lines: [string, number][] = [];
+  for (const [span, refused, ranges, countries] of [
+    ['hour', stats.refusedHour, stats.rangesHour, stats.countriesHour],
+    ['day', stats.refusedDay, stats.rangesDay, stats.countriesDay],
+  ] as const) {
+    for (const [reason, n] of refused) lines.push([`refused_${span}:${reason}`, n]);
+    for (const [range, n] of ranges) lines.push([`range_${span}:${range}`, n]);
+    for (const [country, n] of countries) lines.push([`country_${span}:${country}`, n]);
+  }
+  return lines;
+}

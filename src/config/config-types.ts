@@ -2,6 +2,7 @@
 import type { ResultsMode } from '../operations/index.js';
 import type { RateLimit } from './parse-settings.js';
 import type { RetentionSettings } from './retention-settings.js';
+import type { SmsRules } from '../sms/sms-rules.js';
 
 /** The SMS gateway AuthCode's messages are posted to. */
 export interface SmsWebhook {
@@ -82,6 +83,8 @@ export interface Config {
   readonly results: ResultsMode;
   /** Most codes AuthCode accepts for one phone within an hour; 0: no limit. */
   readonly authCodesPerHour: number;
+  /** AuthCode's protection of the SMS bill: number rules and velocity limits (docs/sms.md). */
+  readonly sms: SmsRules;
   /** The SMS text; `{code}` stands for the code. */
   readonly smsMessage: string;
   /** Where codes are delivered; null: messages wait in the outbox. */

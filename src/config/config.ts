@@ -16,6 +16,7 @@ import {
   smsSettings,
 } from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
+import { smsGuardSettings } from './sms-guard-settings.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
@@ -38,14 +39,15 @@ export class ConfigError extends Error {
 export function loadConfig(processEnv: Env = process.env): Config {
   const merged = mergeConfigFile(processEnv);
   const r = new SettingReader(merged.env, merged.problems);
-  const sms = smsSettings(r);
+  const smsDelivery = smsSettings(r);
   const config: Config = {
     ...httpSettings(r),
     ...databaseSettings(r),
     ...loggingSettings(r),
     ...accessSettings(r),
-    ...sms,
-    ...retentionSettings(r, sms.authCodesPerHour),
+    ...smsDelivery,
+    sms: smsGuardSettings(r),
+    ...retentionSettings(r, smsDelivery.authCodesPerHour),
     demoData: r.bool('SIS_DEMO_DATA'),
     helpTestForm: r.oneOf('SIS_HELP_TEST_FORM', ['local', 'all', 'off'] as const),
     results: r.oneOf('SIS_RESULTS', ['documented', 'extended'] as const),

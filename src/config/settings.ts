@@ -87,6 +87,56 @@ export const SETTINGS: readonly SettingInfo[] = [
     meaning: 'most codes AuthCode accepts per phone within an hour (0 = no limit)',
   },
   {
+    name: 'SIS_AUTH_CODE_BACKOFF',
+    default: 'on',
+    meaning:
+      'after a phone reached its hourly limit, each next code waits longer since the last (1 min doubling to 32 min, with jitter)',
+  },
+  {
+    name: 'SIS_AUTH_CODES_PER_ADDRESS_HOUR',
+    default: '30',
+    meaning:
+      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one) per clock hour (0 = no limit)',
+  },
+  {
+    name: 'SIS_AUTH_CODES_PER_RANGE_HOUR',
+    default: '20',
+    meaning:
+      'most codes accepted per number range (the number without its last four digits) per clock hour (0 = no limit)',
+  },
+  {
+    name: 'SIS_SMS_DEFAULT_REGION',
+    default: '',
+    meaning:
+      'ISO 3166 country (e.g. SA) of numbers written without a country code; unset = such numbers are not understood',
+  },
+  {
+    name: 'SIS_SMS_REFUSE_TYPES',
+    default: 'invalid,premium-rate,shared-cost,toll-free,uan,voicemail,pager',
+    meaning:
+      'numbers AuthCode refuses: invalid, and number types (also voip, personal-number, fixed-line…); none = no check',
+  },
+  {
+    name: 'SIS_SMS_COUNTRIES',
+    default: '',
+    meaning: 'ISO 3166 countries codes may be sent to (e.g. SA,AE); unset = every country',
+  },
+  {
+    name: 'SIS_SMS_COUNTRY_DAILY_LIMITS',
+    default: 'SA=20000,*=200',
+    meaning: 'most codes per country per UTC day, COUNTRY=N pairs; * = every other country; none = no limit',
+  },
+  {
+    name: 'SIS_SMS_HOURLY_BUDGET',
+    default: '',
+    meaning: 'most codes accepted per clock hour in all (every instance); unset or 0 = no budget',
+  },
+  {
+    name: 'SIS_SMS_DAILY_BUDGET',
+    default: '',
+    meaning: 'most codes accepted per UTC day in all (every instance); unset or 0 = no budget',
+  },
+  {
     name: 'SIS_SMS_MESSAGE',
     default: 'Your verification code is {code}',
     meaning: 'SMS text; {code} is replaced by the code',

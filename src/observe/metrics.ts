@@ -126,6 +126,11 @@ export interface MetricsOptions {
     readonly kept: Readonly<Record<string, number>> | null;
     readonly pruned: Readonly<Record<string, number>>;
   };
+  /** AuthCode's refusals by reason and codes queued by country (src/sms/refusal-tally.ts). */
+  readonly sms?: {
+    readonly refusals: ReadonlyMap<string, number>;
+    readonly queued: ReadonlyMap<string, number>;
+  };
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
@@ -206,6 +211,7 @@ export function createMetrics(
     });
   }
   if (options.retention !== undefined) registerRetention(registry, options.retention);
+  if (options.sms !== undefined) registerSms(registry, options.sms);
   collectDefaultMetrics({ register: registry });
   return { registry, requests };
 }
@@ -230,6 +236,25 @@ function registerRetention(registry: Registry, retention: NonNullable<MetricsOpt
       for (const [table, value] of Object.entries(retention().kept ?? {})) this.set({ table }, value);
     },
   });
+}
+
+function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>): void {
+  registry.registerMetric(
+    custom({
+      name: 'sis_auth_code_refusals_total',
+      help: 'AuthCode codes refused by this process, by reason (docs/sms.md).',
+      type: 'counter',
+      values: () => [...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
+    }),
+  );
+  registry.registerMetric(
+    custom({
+      name: 'sis_sms_queued_total',
+      help: 'AuthCode codes accepted and queued for SMS by this process, by country of the phone (unknown when it cannot be told).',
+      type: 'counter',
+      values: () => [...sms.queued].map(([country, value]) => ({ labels: { country }, value })),
+    }),
+  );
 }
 
 /** A metric whose values are computed at scrape time; prom-client only calls `get()` on it. */

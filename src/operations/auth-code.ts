@@ -1,6 +1,5 @@
 import { defineOperation } from '../contract/define.js';
-import { QuotaExceededError } from '../errors/errors.js';
-import { checkCode, normalizePhone } from './auth-code-input.js';
+import { acceptAuthCode } from './auth-code-checks.js';
 import type { OperationContext } from './context.js';
 
 export const AuthCode = defineOperation({
@@ -13,22 +12,6 @@ export const AuthCode = defineOperation({
   ],
   result: { kind: 'void' },
   async run(args, ctx: OperationContext) {
-    const phone = normalizePhone(args.phone);
-    const code = checkCode(args.code);
-    const { maxPerHour } = ctx.authCodes;
-    const outcome = await ctx.store.acceptAuthCode({
-      code,
-      phone,
-      at: ctx.now(),
-      message: ctx.authCodes.message(code),
-      maxPerHour,
-    });
-    if (!outcome.accepted) {
-      const minutes = Math.max(1, Math.ceil(outcome.retryAfterSeconds / 60));
-      throw new QuotaExceededError(
-        `Too many codes for this phone: at most ${maxPerHour} an hour. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-      );
-    }
-    ctx.onAuthCodeAccepted?.();
+    await acceptAuthCode(args, ctx);
   },
 });

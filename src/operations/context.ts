@@ -1,3 +1,4 @@
+import type { SmsGuard } from '../sms/sms-guard.js';
 import type { Store } from '../store/store.js';
 
 /** How AuthCode treats codes: the abuse limit and the text sent with a code. */
@@ -14,6 +15,13 @@ export interface OperationContext {
   /** The time of the call, injectable for tests. */
   readonly now: () => Date;
   readonly authCodes: AuthCodePolicy;
+  /** AuthCode's protection of the SMS bill (src/sms/); absent: only the per-phone hourly limit. */
+  readonly sms?: SmsGuard;
+  /**
+   * The caller's address (behind a trusted proxy, the forwarded one), set per call by the
+   * dispatcher: what AuthCode counts per address. The operation knows nothing else of the wire.
+   */
+  readonly clientAddress?: string;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
   /**

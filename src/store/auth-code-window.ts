@@ -1,20 +1,62 @@
 /**
- * The per-phone hourly limit, shared by both AuthCode writes (Kysely's and SQLite's synchronous
- * one): the window a code counts in, and what a refusal answers.
+ * The per-phone limits, shared by both AuthCode writes (Kysely's and SQLite's synchronous one):
+ * the hourly window a code counts in, the growing wait after it (Auth0's scheme: one minute,
+ * doubling up to 32, with jitter), and what a refusal answers.
  */
 import type { AuthCodeOutcome } from './store.js';
 
 /** The window a code counts in; retention may never be shorter while the limit is on. */
 export const AUTH_CODE_WINDOW_MS = 3_600_000;
 const HOUR_MS = AUTH_CODE_WINDOW_MS;
+/** The growing wait looks back this far: a phone's history over a day decides its wait. */
+export const BACKOFF_LOOKBACK_MS = 86_400_000;
+const FIRST_WAIT_MS = 60_000;
+const LONGEST_WAIT_MS = 32 * 60_000;
 
 /** The oldest `created_at` that still counts against a code asked for at `at`. */
 export function windowStart(at: Date): string {
   return new Date(at.getTime() - HOUR_MS).toISOString();
 }
 
+/** The oldest `created_at` the growing wait counts. */
+export function backoffStart(at: Date): string {
+  return new Date(at.getTime() - BACKOFF_LOOKBACK_MS).toISOString();
+}
+
 /** The refusal when the limiting code (the maxPerHour-th newest of the window) was made at `limitingCreatedAt`. */
-export function refusal(limitingCreatedAt: string, at: Date): AuthCodeOutcome {
+export function refusal(limitingCreatedAt: string | Date, at: Date): AuthCodeOutcome {
   const freeAt = new Date(limitingCreatedAt).getTime() + HOUR_MS;
-  return { accepted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - at.getTime()) / 1000)) };
+  return refusedUntil(freeAt, at, 'phone-hourly');
+}
+
+/**
+ * The growing wait: a phone that got `count` codes in the last day, at least `maxPerHour`, waits
+ * one minute after its last code, doubled for each code beyond the limit, at most 32 minutes,
+ * plus up to a quarter more (jitter derived from the phone and the count, so one phone is told
+ * the same wait on every try, and phones refused together are not freed together).
+ */
+export function backoffRefusal(
+  phone: string,
+  count: number,
+  lastCreatedAt: string | Date | null,
+  maxPerHour: number,
+  at: Date,
+): AuthCodeOutcome | null {
+  if (maxPerHour <= 0 || count < maxPerHour || lastCreatedAt === null) return null;
+  const base = Math.min(FIRST_WAIT_MS * 2 ** Math.min(count - maxPerHour, 10), LONGEST_WAIT_MS);
+  const wait = base + Math.floor(base * 0.25 * jitter(`${phone}#${count}`));
+  const freeAt = new Date(lastCreatedAt).getTime() + wait;
+  return freeAt > at.getTime() ? refusedUntil(freeAt, at, 'phone-backoff') : null;
+}
+
+/** A refusal that ends at `freeAt` (ms), counted in whole seconds from `at`, at least one. */
+export function refusedUntil(freeAt: number, at: Date, reason: string): AuthCodeOutcome {
+  return { accepted: false, reason, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - at.getTime()) / 1000)) };
+}
+
+/** A number in [0, 1) from a text (FNV-1a): the same text, the same number. */
+function jitter(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) / 0x1_0000_0000;
 }

@@ -67,10 +67,32 @@ export interface AuthCodeRequest {
   readonly message: string;
   /** Most codes one phone may get within an hour, this one included; 0: no limit. */
   readonly maxPerHour: number;
+  /** After the hourly limit, each next code waits longer since the last (auth-code-window.ts). */
+  readonly backoff?: boolean;
+  /** The phone's ISO 3166 country, or null when it cannot be told (kept with the code, for `sis outbox stats`). */
+  readonly country?: string | null;
+  /** Limits counted in the database, in this order, in the code's own transaction (sms-types.ts). */
+  readonly counters?: readonly CounterLimit[];
+  /** Every check, and nothing written: the outcome says whether the code would be accepted now. */
+  readonly dryRun?: boolean;
 }
 
+/** One limit counted in the database (when no Redis counts it): a counter of a window, shared by every instance. */
+export interface CounterLimit {
+  /** The counter, its window in the name (`r:+96650123:h482113`). */
+  readonly key: string;
+  /** Most codes it may count. */
+  readonly limit: number;
+  /** The end of its window: the counter may be deleted then, and a refusal says to try again then. */
+  readonly until: Date;
+  /** Why a code is refused when this counter is full. */
+  readonly reason: string;
+}
+
+/** Why the store refused a code: the phone's hourly limit, its growing wait, or a full counter's reason. */
 export type AuthCodeOutcome =
-  { readonly accepted: true } | { readonly accepted: false; readonly retryAfterSeconds: number };
+  | { readonly accepted: true }
+  | { readonly accepted: false; readonly retryAfterSeconds: number; readonly reason: string };
 
 export interface Store {
   /** Students of a school whose ShowActive equals `showActive`, in the order they were first imported. */

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { createCheckCommand } from '../../src/cli/check-command.js';
-import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migrations.js';
 import { openStore } from '../../src/store/open/open-store.js';
+import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migrations.js';
 import { runToExit } from '../helpers/serve-process.js';
 import { closedPort, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
@@ -76,7 +76,7 @@ describe('sis check', () => {
     assert.equal(result.code, 0, 'pending migrations are applied at start: not a failure');
     assert.equal(
       result.lines['database'],
-      `ok (${path}: schema version ${LATEST_SCHEMA_VERSION - 1}; migration ${LATEST_SCHEMA_VERSION} to reach ${LATEST_SCHEMA_VERSION} applied at start or by \`sis migrate\`)`,
+      `ok (${path}: schema version ${migrations.at(-2)!.version}; migration ${LATEST_SCHEMA_VERSION} to reach ${LATEST_SCHEMA_VERSION} applied at start or by \`sis migrate\`)`,
     );
 
     const future = LATEST_SCHEMA_VERSION + 5;

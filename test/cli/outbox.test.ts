@@ -64,9 +64,11 @@ for (const target of storeTargets) {
         'the header, one line and the last newline',
       );
       const kept = 'outbox_kept\t3\noutbox_pruned\t0\nauth_codes_kept\t3\nauth_codes_pruned\t0\n';
+      const sms = 'range_hour:+1555030\t3\ncountry_hour:unknown\t3\nrange_day:+1555030\t3\ncountry_day:unknown\t3\n';
       assert.deepEqual(await outbox(['stats'], db.url), {
         code: 0,
-        stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}`,
+        // Then AuthCode's protection: no refusals; the codes asked by range and country (none known: no metadata read).
+        stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}${sms}`,
         stderr: '',
       });
 
@@ -80,7 +82,7 @@ for (const target of storeTargets) {
         stdout: '1 message pending again\n',
         stderr: '',
       });
-      assert.deepEqual((await outbox(['stats'], db.url)).stdout, `pending\t2\ndelivered\t1\nfailed\t0\n${kept}`);
+      assert.deepEqual((await outbox(['stats'], db.url)).stdout, `pending\t2\ndelivered\t1\nfailed\t0\n${kept}${sms}`);
       assert.match((await outbox(['list', '--state', 'pending'], db.url)).stdout, /\n2\tpending\t0\t/);
     });
 

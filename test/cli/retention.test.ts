@@ -127,7 +127,8 @@ for (const target of storeTargets) {
       assert.deepEqual(await run('outbox', ['stats'], env), {
         code: 0,
         stdout:
-          'pending\t5\ndelivered\t0\nfailed\t0\noutbox_kept\t5\noutbox_pruned\t24\nauth_codes_kept\t3\nauth_codes_pruned\t50\n',
+          'pending\t5\ndelivered\t0\nfailed\t0\noutbox_kept\t5\noutbox_pruned\t24\nauth_codes_kept\t3\nauth_codes_pruned\t50\n' +
+          'range_hour:+1555000\t3\ncountry_hour:unknown\t3\nrange_day:+1555000\t3\ncountry_day:unknown\t3\n',
         stderr: '',
       });
       const off = await run('prune', ['--older-than=0s'], {

@@ -8,6 +8,7 @@ import { chmodSync, cpSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { SMS_PROTECTION_OFF } from './sms-protection.js';
 import { repoRoot } from './test-server.js';
 
 /** The built CLI. */
@@ -61,7 +62,7 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
 /** A test service's environment: a free loopback port, no demo data, JSON log lines at info. */
 function serveEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
   const base = { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json' };
-  return childEnv(databaseUrl, { ...base, ...extra });
+  return childEnv(databaseUrl, { ...base, ...SMS_PROTECTION_OFF, ...extra });
 }
 
 /** Starts `sis serve` on a free port; resolves once it logs that it listens. */

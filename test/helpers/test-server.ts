@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, ServiceStore } from '../../src/store/store.js';
+import { SMS_PROTECTION_OFF } from './sms-protection.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */
 export const repoRoot = fileURLToPath(
@@ -39,6 +40,8 @@ export interface TestServerOptions {
   readonly logDestination?: NodeJS.WritableStream;
   /** The operations to serve instead of the contract's (a test-only operation added to them). */
   readonly operations?: readonly Operation[];
+  /** The clock operations read (AppOptions.now). */
+  readonly now?: () => Date;
 }
 
 /**
@@ -56,9 +59,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: 'silent',
     // Tests close servers whose clients keep idle connections: no need to wait for them.
     SIS_SHUTDOWN_GRACE_MS: '0',
+    ...SMS_PROTECTION_OFF,
     ...options.env,
   });
-  const appOptions: AppOptions = { store: options.store, operations: options.operations };
+  const appOptions: AppOptions = { store: options.store, operations: options.operations, now: options.now };
   const app = await startApp(config, createLogger(config.logLevel, options.logDestination), appOptions);
   if (options.dataset !== undefined) await app.store.importDataset(options.dataset, { replace: true });
   return {

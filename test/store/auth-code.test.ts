@@ -34,9 +34,14 @@ for (const target of storeTargets) {
           assert.deepEqual(await accept(store, '+15550100100', minutes(m)), { accepted: true });
         assert.deepEqual(await accept(store, '+15550100100', minutes(30)), {
           accepted: false,
+          reason: 'phone-hourly',
           retryAfterSeconds: 30 * 60,
         });
-        assert.deepEqual(await accept(store, '+15550100100', minutes(59)), { accepted: false, retryAfterSeconds: 60 });
+        assert.deepEqual(await accept(store, '+15550100100', minutes(59)), {
+          accepted: false,
+          reason: 'phone-hourly',
+          retryAfterSeconds: 60,
+        });
         assert.equal(await count(db, 'auth_codes'), 3, 'a refused code is not stored');
         assert.equal(await count(db, 'outbox'), 3, 'nor queued');
         assert.deepEqual(
@@ -48,11 +53,13 @@ for (const target of storeTargets) {
         assert.deepEqual(await accept(store, '+15550100100', new Date(minutes(60).getTime() + 1)), { accepted: true });
         assert.deepEqual(await accept(store, '+15550100100', minutes(61)), {
           accepted: false,
+          reason: 'phone-hourly',
           retryAfterSeconds: 9 * 60,
         });
         // A lower limit than the codes already in the hour: wait until enough have left.
         assert.deepEqual(await accept(store, '+15550100100', minutes(62), 2), {
           accepted: false,
+          reason: 'phone-hourly',
           retryAfterSeconds: 18 * 60,
         });
         assert.deepEqual(await accept(store, '+15550100100', minutes(62), 0), { accepted: true }, '0: no limit');

@@ -204,6 +204,7 @@ for (const target of storeTargets) {
           await store.acceptAuthCode({ code: 'sixth', phone, at: NOW, message: 'Your code is sixth', maxPerHour: 5 }),
           {
             accepted: false,
+            reason: 'phone-hourly',
             retryAfterSeconds: 600,
           },
         );

@@ -37,7 +37,7 @@ test('inside a transaction another caller opened, the direct write steps aside (
   assert.deepEqual(database.prepare('select count(*) as n from auth_codes').get(), { n: 0 });
   assert.deepEqual(accept(request('1111', 0)), { accepted: true });
   assert.deepEqual(accept(request('2222', 1)), { accepted: true });
-  assert.deepEqual(accept(request('3333', 2)), { accepted: false, retryAfterSeconds: 58 * 60 });
+  assert.deepEqual(accept(request('3333', 2)), { accepted: false, reason: 'phone-hourly', retryAfterSeconds: 58 * 60 });
   assert.deepEqual(database.prepare('select count(*) as n from outbox').get(), { n: 2 });
   assert.equal(database.inTransaction, false);
   database.close();

@@ -13,6 +13,8 @@ import { SqlRetention } from '../sql/sql-retention.js';
 import type { RetentionStore } from '../retention-types.js';
 import { SqlStore } from '../sql/sql-store.js';
 import type { ServiceStore, StudentRecord } from '../store.js';
+import { SqlSms } from '../sql/sql-sms.js';
+import type { SmsStore } from '../sms-types.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';
@@ -46,7 +48,11 @@ export class BackgroundStore {
     for (const [name, method] of Object.entries(forwarded))
       if (!(name in this)) Object.defineProperty(this, name, { value: method });
     this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
+    this.sms = forwardMethods<SmsStore>(SqlSms.prototype, () => this.#store!.sms, notReady);
   }
+
+  /** The opened store's SMS protection tables; until then every call fails as the others do. */
+  readonly sms: SmsStore;
 
   /** The opened store's retention; until then every call fails as the others do. */
   readonly retention: RetentionStore;

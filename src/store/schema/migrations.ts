@@ -4,6 +4,7 @@
  * Append new migrations; never change what one that has shipped does (its dialect-only steps and
  * column types are the engines' Dialects, sqlite/ and postgres/: moving code there must leave the schema as it was).
  */
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
@@ -140,6 +141,47 @@ export const migrations: readonly Migration[] = [
         .addColumn('slot', 'integer', (c) => c.notNull())
         .addColumn('pruned', dialect.ddl.bigint, (c) => c.notNull())
         .addPrimaryKeyConstraint('pruned_rows_key', ['table_name', 'slot'])
+        .execute();
+    },
+  },
+  {
+    // Number 7: another branch adds 6 at the same time; versions need not be contiguous.
+    version: 7,
+    name: 'SMS bill protection: shared counters, refusal counts, blocked ranges, the address key, codes by country',
+    async up(db, dialect) {
+      const time = dialect.ddl.timestamp;
+      await db.schema.alterTable('auth_codes').addColumn('country', 'text').execute();
+      await db.schema
+        .createTable('sms_counters')
+        .addColumn('counter', 'text', (c) => c.primaryKey())
+        .addColumn('hits', dialect.ddl.bigint, (c) => c.notNull())
+        .addColumn('expires_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sms_counters_expires').on('sms_counters').column('expires_at').execute();
+      await db.schema
+        .createTable('sms_refusals')
+        .addColumn('period_start', time, (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('country', 'text', (c) => c.notNull())
+        .addColumn('phone_range', 'text', (c) => c.notNull())
+        .addColumn('refused', dialect.ddl.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('sms_refusals_key', ['period_start', 'reason', 'country', 'phone_range'])
+        .execute();
+      await db.schema
+        .createTable('sms_blocked_ranges')
+        .addColumn('phone_range', 'text', (c) => c.primaryKey())
+        .addColumn('blocked_until', time)
+        .addColumn('created_at', time, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('sms_keys')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+      // One key per database, so every instance hashes an address alike; it never leaves the database.
+      await db
+        .insertInto('sms_keys')
+        .values({ name: 'address-hash', value: randomBytes(32).toString('hex') })
         .execute();
     },
   },

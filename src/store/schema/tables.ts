@@ -25,6 +25,8 @@ export interface AuthCodesTable {
   phone: string | null;
   /** ISO 8601 in UTC; a timestamptz column on PostgreSQL, text on SQLite. */
   created_at: string;
+  /** The phone's ISO 3166 country when it could be told (migration 7). */
+  country?: string | null;
 }
 
 export interface MarksTable {
@@ -89,6 +91,37 @@ export interface DataVersionsTable {
   version: number | string;
 }
 
+/** Migration 7 (docs/sms.md): counters of the velocity limits, when no Redis counts them. */
+export interface SmsCountersTable {
+  counter: string;
+  /** bigint on PostgreSQL: read back as a string. */
+  hits: number | string;
+  /** The end of the counter's window: deleted afterwards. */
+  expires_at: Timestamp;
+}
+
+/** Refused codes per ten minutes, reason, country ('' unknown) and range: for `sis outbox stats`. */
+export interface SmsRefusalsTable {
+  period_start: Timestamp;
+  reason: string;
+  country: string;
+  phone_range: string;
+  refused: number | string;
+}
+
+/** Ranges an operator stopped (`sis sms block-range`); null `blocked_until`: until allowed again. */
+export interface SmsBlockedRangesTable {
+  phone_range: string;
+  blocked_until: Timestamp | null;
+  created_at: Timestamp;
+}
+
+/** Keys made once per database: `address-hash` keys the hashes client addresses are counted under. */
+export interface SmsKeysTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   students: StudentsTable;
   devices: DevicesTable;
@@ -97,6 +130,10 @@ export interface Database {
   push_settings: PushSettingsTable;
   outbox: OutboxTable;
   pruned_rows: PrunedRowsTable;
+  sms_counters: SmsCountersTable;
+  sms_refusals: SmsRefusalsTable;
+  sms_blocked_ranges: SmsBlockedRangesTable;
+  sms_keys: SmsKeysTable;
   sis_migrations: MigrationsTable;
   sis_data_versions: DataVersionsTable;
 }

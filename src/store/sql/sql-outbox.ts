@@ -11,8 +11,9 @@ import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../
 import type { Dialect } from '../schema/dialect.js';
 import type { Database, OutboxTable } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
-import { refusal, windowStart } from '../auth-code-window.js';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
+import { backoffRefusal, backoffStart, refusal, refusedUntil, windowStart } from '../auth-code-window.js';
+import { CounterFull, takeCounters } from './sql-sms.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
@@ -41,39 +42,71 @@ export class SqlOutbox implements OutboxStore {
   ) {}
 
   async acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    // A counter already full refuses without a transaction: during an attack, the refused codes
+    // never queue on the counters' row locks that accepted ones hold.
+    const full = await takeCounters(this.db, request.counters ?? [], true);
+    if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
+    try {
+      return await this.dialect.writeTransaction(this.db, (trx) => this.acceptIn(trx, request));
+    } catch (error) {
+      // A counter past its limit rolled the transaction back: nothing of this code is kept.
+      if (error instanceof CounterFull)
+        return refusedUntil(error.counter.until.getTime(), request.at, error.counter.reason);
+      throw error;
+    }
+  }
+
+  /** The per-phone limits, then the counters, then the code and its message (not on a dry run). */
+  private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
-    return this.dialect.writeTransaction(this.db, async (trx) => {
-      // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
-      // (SQLite's immediate transaction already serialises every writer.)
-      await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
-      if (request.maxPerHour > 0) {
-        // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
-        const limiting = await trx
-          .selectFrom('auth_codes')
-          .select('created_at')
-          .where('phone', '=', request.phone)
-          .where('created_at', '>', windowStart(request.at))
-          .orderBy('created_at', 'desc')
-          .limit(1)
-          .offset(request.maxPerHour - 1)
-          .executeTakeFirst();
-        if (limiting !== undefined) return refusal(limiting.created_at, request.at);
-      }
-      await trx.insertInto('auth_codes').values({ code: request.code, phone: request.phone, created_at: at }).execute();
-      await trx
-        .insertInto('outbox')
-        .values({
-          phone: request.phone,
-          code: request.code,
-          message: request.message,
-          state: 'pending',
-          attempts: 0,
-          next_attempt_at: at,
-          created_at: at,
-        })
-        .execute();
-      return { accepted: true };
-    });
+    // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
+    // (SQLite's immediate transaction already serialises every writer.)
+    await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
+    const phoneRefusal = await this.phoneLimits(trx, request);
+    if (phoneRefusal !== null) return phoneRefusal;
+    const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
+    if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
+    if (request.dryRun === true) return { accepted: true };
+    await trx
+      .insertInto('auth_codes')
+      .values({ code: request.code, phone: request.phone, created_at: at, country: request.country ?? null })
+      .execute();
+    await trx
+      .insertInto('outbox')
+      .values({
+        phone: request.phone,
+        code: request.code,
+        message: request.message,
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: at,
+        created_at: at,
+      })
+      .execute();
+    return { accepted: true };
+  }
+
+  private async phoneLimits(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome | null> {
+    if (request.maxPerHour <= 0) return null;
+    // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
+    const limiting = await trx
+      .selectFrom('auth_codes')
+      .select('created_at')
+      .where('phone', '=', request.phone)
+      .where('created_at', '>', windowStart(request.at))
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .offset(request.maxPerHour - 1)
+      .executeTakeFirst();
+    if (limiting !== undefined) return refusal(limiting.created_at, request.at);
+    if (request.backoff !== true) return null;
+    const day = await trx
+      .selectFrom('auth_codes')
+      .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.max('created_at').as('last')])
+      .where('phone', '=', request.phone)
+      .where('created_at', '>', backoffStart(request.at))
+      .executeTakeFirstOrThrow();
+    return backoffRefusal(request.phone, Number(day.n), day.last ?? null, request.maxPerHour, request.at);
   }
 
   async claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {

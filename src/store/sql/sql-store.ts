@@ -10,6 +10,7 @@ import { IMPORT_BATCH_ROWS, replaceMarks } from '../import/replace-marks.js';
 import type { OutboxMessage, OutboxOutcome, OutboxState } from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
+import { SqlSms } from './sql-sms.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -36,6 +37,8 @@ export class SqlStore implements ServiceStore {
   readonly admin: SqlAdmin;
   /** Pruning old rows and erasing delivered texts: for the pruner and `sis prune`. */
   readonly retention: SqlRetention;
+  /** AuthCode's SMS protection: refusal counts, blocked ranges, the address key (sms-types.ts). */
+  readonly sms: SqlSms;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   readonly #reads: EngineReads;
@@ -67,6 +70,7 @@ export class SqlStore implements ServiceStore {
     this.migrationsApplied = parts.migrationsApplied;
     this.admin = new SqlAdmin(db, dialect, lockScope, parts.bulkSession);
     this.retention = new SqlRetention(db, parts.retention);
+    this.sms = new SqlSms(db);
     this.#slots = new Slots(parts.snapshots.slots);
     this.#students = new StudentLists(db, {
       read: (query) => this.#reads.arrays(query),

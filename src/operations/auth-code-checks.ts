@@ -1,0 +1,54 @@
+/**
+ * AuthCode's checks and write, apart from its wire description (auth-code.ts), so that a dry run
+ * (every check, nothing written, no SMS) runs exactly the checks a real call does: the input,
+ * the SMS protection (src/sms/: number, blocks, velocity counters), then the store's per-phone
+ * limits, which a real call takes in the same transaction as the code and its message.
+ */
+import { AuthCodeRefusedError, refusalMessage } from '../sms/refusal.js';
+import type { RefusalReason } from '../sms/refusal.js';
+import type { AuthCodeOutcome } from '../store/store.js';
+import { checkCode, normalizePhone } from './auth-code-input.js';
+import type { OperationContext } from './context.js';
+
+export interface AuthCodeArgs {
+  readonly code: string | null;
+  readonly phone: string | null;
+}
+
+/**
+ * Accepts the code (stored, its SMS queued) or throws what AuthCode answers: InvalidArgumentError
+ * for bad input, AuthCodeRefusedError for a refused code. `dryRun`: the same checks and the same
+ * refusals, and nothing stored, queued or counted.
+ */
+export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, dryRun = false): Promise<void> {
+  const phone = normalizePhone(args.phone);
+  const code = checkCode(args.code);
+  const at = ctx.now();
+  const { maxPerHour } = ctx.authCodes;
+  const admission = await ctx.sms?.admit({ phone, address: ctx.clientAddress ?? '', at, dryRun });
+  let outcome: AuthCodeOutcome | null = null;
+  try {
+    outcome = await ctx.store.acceptAuthCode({
+      code,
+      phone: admission?.reading.phone ?? phone,
+      at,
+      message: ctx.authCodes.message(code),
+      maxPerHour,
+      ...(admission === undefined
+        ? {}
+        : { backoff: admission.backoff, country: admission.reading.country, counters: admission.counters }),
+      ...(dryRun ? { dryRun } : {}),
+    });
+  } finally {
+    // Told even when the write failed: counters taken for the code are given back.
+    await admission?.settle(outcome);
+  }
+  if (!outcome.accepted) {
+    const reason = outcome.reason as RefusalReason;
+    throw new AuthCodeRefusedError(
+      reason,
+      refusalMessage(reason, { retryAfterSeconds: outcome.retryAfterSeconds, maxPerHour }),
+    );
+  }
+  if (!dryRun) ctx.onAuthCodeAccepted?.();
+}

@@ -1,0 +1,113 @@
+/**
+ * The velocity counters in Redis, when SIS_REDIS_URL is set: one script checks every counter and
+ * counts the code in all of them only when none is full, atomically, so instances never both
+ * take the last place. Loaded only when a Redis is configured (ioredis is a large module). A Redis
+ * that does not answer is told to the caller, which then counts in the database instead: the
+ * limits protect the bill, so they hold while Redis is away.
+ */
+import { Redis } from 'ioredis';
+import type { CounterLimit } from '../store/store.js';
+
+// KEYS: counters; ARGV: their limits, then their windows' ends (ms). Returns the 1-based index of the first full one, or 0.
+const CHECK = `
+for i = 1, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then return i end
+end`;
+const TAKE = `${CHECK}
+for i = 1, #KEYS do
+  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIREAT', KEYS[i], ARGV[#KEYS + i]) end
+end
+return 0`;
+const PEEK = `${CHECK}
+return 0`;
+const RELEASE = `
+for i = 1, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0`;
+
+type CounterRedis = Redis & {
+  sisTake(n: number, ...keysAndArgs: string[]): Promise<number>;
+  sisPeek(n: number, ...keysAndArgs: string[]): Promise<number>;
+  sisRelease(n: number, ...keys: string[]): Promise<number>;
+};
+
+export type CounterAnswer = CounterLimit | null | 'unavailable';
+
+export class RedisCounters {
+  private readonly redis: CounterRedis;
+
+  constructor(
+    url: string,
+    private readonly onProblem: (err: unknown) => void,
+    private readonly onWorked: () => void,
+  ) {
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      // Fail fast while disconnected: the database counts meanwhile.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 500,
+      connectTimeout: 2000,
+    }) as CounterRedis;
+    this.redis.defineCommand('sisTake', { lua: TAKE });
+    this.redis.defineCommand('sisPeek', { lua: PEEK });
+    this.redis.defineCommand('sisRelease', { lua: RELEASE });
+    this.redis.on('error', (err: Error) => this.onProblem(err));
+    this.redis.on('ready', () => this.onWorked());
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (err) {
+      this.onProblem(err);
+    }
+  }
+
+  /**
+   * Counts the code in every counter, unless one is full (then that one, nothing counted).
+   * `space` names the database the counters are of: services on other databases sharing this
+   * Redis never count in each other's counters.
+   */
+  take(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
+    return this.run(space, counters, (keys, args) => this.redis.sisTake(keys.length, ...keys, ...args));
+  }
+
+  /** The first full counter, counting nothing (a dry run). */
+  peek(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
+    return this.run(space, counters, (keys, args) => this.redis.sisPeek(keys.length, ...keys, ...args));
+  }
+
+  /** Gives back what `take` counted (the database refused the code after all). */
+  async release(space: string, counters: readonly CounterLimit[]): Promise<void> {
+    if (counters.length === 0) return;
+    const keys = counters.map((c) => redisKey(space, c));
+    await this.redis.sisRelease(keys.length, ...keys).catch((err: unknown) => this.onProblem(err));
+  }
+
+  private async run(
+    space: string,
+    counters: readonly CounterLimit[],
+    script: (keys: string[], args: string[]) => Promise<number>,
+  ): Promise<CounterAnswer> {
+    if (counters.length === 0) return null;
+    const keys = counters.map((c) => redisKey(space, c));
+    const args = [...counters.map((c) => String(c.limit)), ...counters.map((c) => String(c.until.getTime()))];
+    try {
+      const full = await script(keys, args);
+      return full === 0 ? null : counters[full - 1]!;
+    } catch (err) {
+      this.onProblem(err);
+      return 'unavailable';
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+function redisKey(space: string, counter: CounterLimit): string {
+  return `sis:sms:${space}:${counter.key}`;
+}

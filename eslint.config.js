@@ -22,6 +22,7 @@ const LAYERS = [
   'dataset',
   'store',
   'xml',
+  'reply',
   'logging',
   'contract',
   'errors',

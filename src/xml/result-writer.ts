@@ -1,7 +1,7 @@
 import { isListPages } from '../contract/list-pages.js';
 import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
-import type { Body } from './chunked-text.js';
+import type { Body } from '../reply/reply.js';
 import { escapeText } from './escape.js';
 import { streamList } from './list-stream.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';

@@ -109,6 +109,7 @@ function soapPathCases({ token11, school11, push, notes, small, big }: SoapFixtu
   const soapPath = (routes: ServiceRoutes, r: RequestBytes) => async () => {
     const read = readSoap(routes, r);
     if (read.error !== undefined) throw read.error;
+    if (read.wantsBody === true) throw new Error('a read with its body wants no other');
     const value = await read.call.op.run(read.call.args, ctx);
     return read.binding.write(routes.writers.get(read.call.op)!, value).body;
   };

@@ -15,18 +15,33 @@ import type { BindingName, Call } from './types.js';
 export interface Binding {
   readonly name: BindingName;
   /**
-   * The call the request makes, or the error to answer it with. Never rejects with a
-   * ServiceError: a refused body is an answer too. The binding that answers may differ from the
-   * one asked (a SOAP envelope settles its own version).
+   * The call the request makes, or the error to answer it with; the binding that answers may
+   * differ from the one asked (a SOAP envelope settles its own version). Synchronous: it is
+   * first asked with no body, and may answer that it needs one; dispatch then reads the body
+   * (answering a refused one with `fail`) and asks again with it.
    */
-  read(ex: Exchange, routes: ServiceRoutes): Read | Promise<Read>;
+  read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read;
   /** The reply carrying an operation's result, written by the operation's writer. */
   write(writer: ResultWriter, value: ResultValue): Reply;
   /** The reply for an error: the request's, or the operation's. */
   fail(error: ServiceError): Reply;
 }
 
-/** A request read: the call to make, or the error to answer with; and the binding that answers. */
+/**
+ * A request read: the call to make, the error to answer with, or the body wanted first; and the
+ * binding that answers.
+ */
 export type Read =
-  | { readonly binding: Binding; readonly call: Call; readonly error?: undefined }
-  | { readonly binding: Binding; readonly error: ServiceError; readonly operation?: string | undefined };
+  | { readonly binding: Binding; readonly call: Call; readonly error?: undefined; readonly wantsBody?: undefined }
+  | {
+      readonly binding: Binding;
+      readonly error: ServiceError;
+      readonly operation?: string | undefined;
+      readonly wantsBody?: undefined;
+    }
+  | {
+      readonly binding: Binding;
+      readonly wantsBody: true;
+      readonly operation?: string | undefined;
+      readonly error?: undefined;
+    };

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { InvalidArgumentError, OperationFailedError } from '../errors/errors.js';
+import { InvalidArgumentError, OperationFailedError, ServiceError } from '../errors/errors.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Service } from '../operations/index.js';
 import { AnswerCache } from './answer-cache.js';
@@ -63,13 +63,24 @@ export class Dispatcher {
   }
 
   /**
-   * Reads the call, answers it from the cache or runs it, and has the binding write the result
-   * or the error. A read or a version told synchronously (GET, SQLite) is not awaited.
+   * Reads the call (with the body, for a binding that wants it), answers it from the cache or
+   * runs it, and has the binding write the result or the error. A version told synchronously
+   * (SQLite) is not awaited.
    */
   private async run(ex: Exchange, routes: ServiceRoutes, first: Binding): Promise<Outcome> {
-    const pending = first.read(ex, routes);
-    const read = pending instanceof Promise ? await pending : pending;
+    let read = first.read(ex, routes, null);
+    if (read.wantsBody === true) {
+      let body: Buffer;
+      try {
+        body = await ex.readBody();
+      } catch (err) {
+        if (!(err instanceof ServiceError)) throw err;
+        return { service: routes.name, binding: first.name, operation: read.operation, reply: first.fail(err) };
+      }
+      read = first.read(ex, routes, body);
+    }
     const { binding } = read;
+    if (read.wantsBody === true) throw new Error(`the ${binding.name} binding asked for the body twice`);
     if (read.error !== undefined) {
       return {
         service: routes.name,

@@ -32,7 +32,7 @@ const VOID: Reply = { status: 200, contentType: null, body: '', invoked: true };
 export abstract class HttpFormBinding implements Binding {
   abstract readonly name: BindingName;
 
-  abstract read(ex: Exchange, routes: ServiceRoutes): Read | Promise<Read>;
+  abstract read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read;
 
   write(writer: ResultWriter, value: ResultValue): Reply {
     const doc = writer.httpDocument(value);
@@ -75,6 +75,10 @@ export abstract class HttpFormBinding implements Binding {
   protected refuse(err: unknown, op: Operation): Read {
     if (err instanceof ServiceError) return { binding: this, error: err, operation: op.name };
     throw err;
+  }
+
+  protected wantsBody(op: Operation): Read {
+    return { binding: this, wantsBody: true, operation: op.name };
   }
 }
 

@@ -15,15 +15,11 @@ import { emptyArgs } from './types.js';
 class HttpPost extends HttpFormBinding {
   readonly name = 'httppost';
 
-  async read(ex: Exchange, routes: ServiceRoutes): Promise<Read> {
+  read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read {
     const op = this.operation(ex, routes);
     if ('binding' in op) return op;
-    let body: Buffer;
-    try {
-      body = await ex.readBody();
-    } catch (err) {
-      return this.refuse(err, op);
-    }
+    // The operation is known before the body is read, as ASMX finds the method before the form.
+    if (body === null) return this.wantsBody(op);
     if (op.params.length === 0) return { binding: this, call: { op, args: emptyArgs() } };
     const contentType = ex.header('content-type');
     if (parseMediaType(contentType).base !== 'application/x-www-form-urlencoded') {

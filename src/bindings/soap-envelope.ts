@@ -2,14 +2,13 @@ import {
   InvalidArgumentError,
   OperationFailedError,
   RequestTooLargeError,
-  ServiceError,
   SoapFaultError,
   UNABLE_TO_PROCESS,
   UNABLE_TO_READ,
   UnsupportedMediaTypeError,
   XmlReadError,
 } from '../errors/errors.js';
-import type { FaultCode } from '../errors/errors.js';
+import type { FaultCode, ServiceError } from '../errors/errors.js';
 import type { ResultValue } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
 import { wrapBody } from '../reply/reply.js';
@@ -92,6 +91,8 @@ export class SoapBinding implements Binding {
   readonly name: BindingName;
   /** Declaration, envelope start and `<soap:Body>`: everything before the answer element. */
   readonly #head: string;
+  /** Every SOAP request is read from its body. */
+  readonly #wantsBody: Read;
 
   constructor(
     readonly rules: SoapRules,
@@ -99,19 +100,16 @@ export class SoapBinding implements Binding {
   ) {
     this.name = rules.name;
     this.#head = `${envelopeStart(rules.envelopeNs)}<soap:Body>`;
+    this.#wantsBody = { binding: this, wantsBody: true };
   }
 
-  async read(ex: Exchange, routes: ServiceRoutes): Promise<Read> {
-    const contentType = ex.header('content-type');
-    const soapAction = ex.header('soapaction');
-    let body: Buffer;
-    try {
-      body = await ex.readBody();
-    } catch (err) {
-      if (err instanceof ServiceError) return { binding: this, error: err };
-      throw err;
-    }
-    return this.readRequest(routes, { contentType, soapAction, body });
+  read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read {
+    if (body === null) return this.#wantsBody;
+    return this.readRequest(routes, {
+      contentType: ex.header('content-type'),
+      soapAction: ex.header('soapaction'),
+      body,
+    });
   }
 
   /** Steps 2 to 5 on a request whose body is read. */

@@ -7,7 +7,7 @@ import type { Logger } from '../logging/logger.js';
 import { relayStartupFailure, workerMetrics, workerStop } from '../app/cluster.js';
 import { runPrimary } from '../app/cluster-primary.js';
 import { processSignals } from '../app/signals.js';
-import { describeStartupFailure, reportStartupFailure } from '../app/startup-errors.js';
+import { describeStartupFailure, reportStartupFailure } from '../app/startup-failure-report.js';
 import { parseWorkers } from '../config/parse-settings.js';
 import { redactDatabaseUrl } from '../store/database-url.js';
 import { optionValue } from './args.js';

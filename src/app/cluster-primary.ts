@@ -11,7 +11,7 @@ import type { RegistryContentType } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
-import { openStore } from '../store/open-store.js';
+import { openStore } from '../store/open/open-store.js';
 import {
   DRAIN,
   LISTENER_CLOSED,

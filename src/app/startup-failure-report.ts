@@ -7,7 +7,7 @@
 import { ConfigError } from '../config/config.js';
 import { StartupError } from '../errors/startup-errors.js';
 import type { Logger } from '../logging/logger.js';
-import { DatabaseUrlError } from '../store/database-url.js';
+import { DatabaseUrlError } from '../store/open/database-url.js';
 
 /** Exit statuses; the numbers are sysexits.h's, which systemd also knows by name. */
 export const EXIT_STATUS = {

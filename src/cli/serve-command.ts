@@ -9,7 +9,7 @@ import { runPrimary } from '../app/cluster-primary.js';
 import { processSignals } from '../app/signals.js';
 import { describeStartupFailure, reportStartupFailure } from '../app/startup-failure-report.js';
 import { parseWorkers } from '../config/parse-settings.js';
-import { redactDatabaseUrl } from '../store/database-url.js';
+import { redactDatabaseUrl } from '../store/open/database-url.js';
 import { optionValue } from './args.js';
 import { defineCommand } from './command.js';
 import type { Command, Env } from './command.js';

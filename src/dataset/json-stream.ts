@@ -3,7 +3,7 @@
  * each element (one record) parsed whole by json-text.ts. Memory holds one chunk and one record;
  * problems carry the file's line (and column for syntax), as the in-memory parser reports them.
  */
-import type { ImportItem } from '../store/import-items.js';
+import type { ImportItem } from '../store/import/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
 import {
@@ -14,8 +14,8 @@ import {
   TABLE_NAMES,
   TOP_LEVEL_NAMES,
   TOP_LEVEL_SHAPE,
-} from '../store/record-check.js';
-import type { TableName } from '../store/record-check.js';
+} from '../store/import/record-check.js';
+import type { TableName } from '../store/import/record-check.js';
 import { describeToken, END_SLACK, kindOfStart, MAX_VALUE_CHARS, WS } from './json-walk.js';
 import type { State } from './json-walk.js';
 

@@ -3,9 +3,10 @@
  * (decision 7): the operation list, and per operation its description, parameters, an HTTP POST
  * test form for local callers and sample requests and responses for all four bindings.
  */
+import { scalarOf } from '../contract/scalars.js';
 import type { OperationSpec, ServiceSpec } from '../contract/types.js';
 import { bindingSamples, type Piece } from './help-samples.js';
-import { html, page, type Html } from './help-html.js';
+import { html, Html, page } from './help-html.js';
 
 export interface HelpPageOptions {
   /** The service namespace (ASMX's `http://tempuri.org/`). */
@@ -57,14 +58,14 @@ function parameterTable(op: OperationSpec): Html {
     (p) => html`<tr><td>${p.name}</td><td>${p.type}</td><td>${p.doc}</td></tr>
 `,
   );
-  // The one type whose wire form differs between the bindings.
-  const charNote = op.params.some((p) => p.type === 'char')
-    ? html`
-<p>A char is one literal character in HTTP GET and POST, and its numeric UTF-16 code in SOAP (49 for '1').</p>`
-    : html``;
+  // Types whose wire form differs between the bindings, each noted once.
+  // The notes are the table's own constant text (scalars.ts), never a request's: kept as markup.
+  const notes = [...new Set(op.params.map((p) => scalarOf(p.type).formNote))].flatMap((note) =>
+    note === undefined ? [] : [new Html(`\n<p>${note}</p>`)],
+  );
   return html`<table class="params">
 <tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Description</th></tr>
-${rows}</table>${charNote}`;
+${rows}</table>${notes}`;
 }
 
 /** A plain form posting to the HTTP POST binding: works without scripts, answer in a new tab. */

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { createImportCommand, importCommand } from '../../src/cli/import-command.js';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { repoRoot } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-import-'));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createOutboxCommand } from '../../src/cli/outbox-command.js';
 import type { CommandOutput } from '../../src/cli/output.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 
 after(() => cleanupTargets());

@@ -10,7 +10,7 @@ import { createOutboxCommand } from '../../src/cli/outbox-command.js';
 import type { CommandOutput } from '../../src/cli/output.js';
 import { createPruneCommand, parseDuration } from '../../src/cli/prune-command.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { seedCodes, seedMessages } from '../helpers/retention-seed.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashKey, presentedKey } from '../../src/access/access.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { ServiceStore } from '../../src/store/store.js';
 import { forwardMethods } from '../../src/store/forward-store.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
@@ -17,12 +17,12 @@ const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** A real store that counts the calls operations make. */
-async function countingStore(): Promise<{ store: Store; calls: () => number }> {
+async function countingStore(): Promise<{ store: ServiceStore; calls: () => number }> {
   const inner = await openStore('sqlite::memory:');
   let calls = 0;
   // Every call an operation makes is counted; loading, checks and the cache's version are not.
   const setup = new Set(['importDataset', 'isEmpty', 'ping', 'close', 'dataVersion']);
-  const store = forwardMethods<Store>(
+  const counted = forwardMethods<ServiceStore>(
     inner,
     () => inner,
     (call, name) => {
@@ -30,7 +30,7 @@ async function countingStore(): Promise<{ store: Store; calls: () => number }> {
       return call();
     },
   );
-  return { store, calls: () => calls };
+  return { store: { ...counted, retention: inner.retention }, calls: () => calls };
 }
 
 const get = (url: string, path: string, headers: [string, string][] = []) =>

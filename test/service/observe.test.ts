@@ -7,8 +7,8 @@ import type { Operation } from '../../src/operations/index.js';
 import { formatLine } from '../../src/logging/pretty-log.js';
 import { RequestMetrics } from '../../src/observe/metrics.js';
 import { errSerializer, redactUrl } from '../../src/logging/redact.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { withOverrides } from '../../src/store/forward-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { rawRequest } from '../helpers/raw-http.js';
@@ -109,7 +109,7 @@ describe('health, readiness and metrics', () => {
 
 describe('/readyz when the database does not answer', () => {
   let server: TestServer;
-  let inner: Store;
+  let inner: SqlStore;
   let down = false;
   before(async () => {
     inner = await openStore('sqlite::memory:');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import { createPruneCommand } from '../../src/cli/prune-command.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { seedCodes, seedMessages } from '../helpers/retention-seed.js';
 import { CLI_MAIN, childEnv, startServe, stopServe } from '../helpers/serve-process.js';
 import { eventually } from '../helpers/sms-gateway.js';

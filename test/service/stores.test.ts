@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import type { FreshDatabase } from '../helpers/store-targets.js';

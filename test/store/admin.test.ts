@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { ImportRejectedError } from '../../src/store/bulk-import.js';
+import { ImportRejectedError } from '../../src/store/import/bulk-import.js';
 import { csvSource } from '../../src/dataset/csv.js';
-import { DatasetError } from '../../src/store/dataset.js';
+import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
 import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
-import { LATEST_SCHEMA_VERSION, MigrationError } from '../../src/store/migrations.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { TableName, TableRecord } from '../../src/store/record-check.js';
-import { PAGE_ROWS } from '../../src/store/sql-admin.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { LATEST_SCHEMA_VERSION, MigrationError } from '../../src/store/schema/migrations.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { TableName, TableRecord } from '../../src/store/import/record-check.js';
+import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { StudentRecord } from '../../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 

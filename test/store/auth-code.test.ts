@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { openStore } from '../../src/store/open-store.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { AuthCodeOutcome } from '../../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 import type { FreshDatabase } from '../helpers/store-targets.js';

@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { OPERATION_FAILED } from '../../src/bindings/dispatch.js';
-import { BackgroundStore, StoreNotReadyError } from '../../src/store/background-store.js';
-import { DatabaseUrlError } from '../../src/store/database-url.js';
+import { BackgroundStore, StoreNotReadyError } from '../../src/store/open/background-store.js';
+import { DatabaseUrlError } from '../../src/store/open/database-url.js';
 import { DatabaseMissingError } from '../../src/errors/startup-errors.js';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
-import { isTransientDatabaseError, openStoreWithRetry } from '../../src/store/open-retry.js';
-import type { AttemptFailure } from '../../src/store/open-retry.js';
-import { openStore } from '../../src/store/open-store.js';
+import { isTransientDatabaseError, openStoreWithRetry } from '../../src/store/open/open-retry.js';
+import type { AttemptFailure } from '../../src/store/open/open-retry.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { AuthCode } from '../../src/operations/auth-code.js';
 import { GetTokenDevice } from '../../src/operations/get-token-device.js';
 import { bindingClients } from '../helpers/binding-clients.js';

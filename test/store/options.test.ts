@@ -1,10 +1,10 @@
 /** Store settings from the environment, and which database errors are worth retrying. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DatabaseUrlError } from '../../src/store/database-url.js';
-import { MigrationError } from '../../src/store/migrations.js';
-import { isTransientDatabaseError } from '../../src/store/open-retry.js';
-import { StoreOptionsError, storeOptionsFromEnv } from '../../src/store/store-options.js';
+import { DatabaseUrlError } from '../../src/store/open/database-url.js';
+import { MigrationError } from '../../src/store/schema/migrations.js';
+import { isTransientDatabaseError } from '../../src/store/open/open-retry.js';
+import { StoreOptionsError, storeOptionsFromEnv } from '../../src/store/open/store-options.js';
 
 describe('storeOptionsFromEnv', () => {
   test('unset or empty variables leave the defaults', () => {

@@ -10,8 +10,8 @@ import { createLogger } from '../../src/logging/logger.js';
 import { OutboxWorker } from '../../src/outbox/outbox-worker.js';
 import type { OutboxWorkerOptions } from '../../src/outbox/outbox-worker.js';
 import { createWebhookDeliver, signature } from '../../src/outbox/webhook.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 

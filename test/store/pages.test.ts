@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { BackgroundStore, StoreNotReadyError } from '../../src/store/background-store.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { BackgroundStore, StoreNotReadyError } from '../../src/store/open/background-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { StudentRecord } from '../../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 import { eventually } from '../helpers/eventually.js';

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Pruner } from '../../src/outbox/pruner.js';
 import type { PrunerOptions, RetentionPolicy } from '../../src/outbox/pruner.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { maskPhone } from '../../src/store/phone-mask.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { seedCodes, seedMessages } from '../helpers/retention-seed.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStore } from '../../src/store/open-store.js';
-import { sqliteAuthCodeWriter } from '../../src/store/sqlite-auth-code.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import { sqliteAuthCodeWriter } from '../../src/store/sqlite/sqlite-auth-code.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-sqlite-auth-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

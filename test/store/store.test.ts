@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { DatasetError } from '../../src/store/dataset.js';
-import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/database-url.js';
-import { dialectFor } from '../../src/store/dialect/database-at.js';
+import { DatasetError } from '../../src/store/import/dataset-check.js';
+import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/open/database-url.js';
+import { dialectFor } from '../../src/store/open/database-at.js';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
-import { migrations } from '../../src/store/migrations.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { migrations } from '../../src/store/schema/migrations.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { Dataset, StudentRecord } from '../../src/store/store.js';
 import {
   adminClient,

@@ -7,7 +7,7 @@ import {
   findXmlForbiddenCharacter,
   MAX_LISTED_PROBLEMS,
   validateDataset,
-} from '../../src/store/dataset.js';
+} from '../../src/store/import/dataset-check.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import { DEMO_DATASET } from '../../src/store/demo-data.js';
 import { join } from 'node:path';

@@ -5,8 +5,8 @@ import Database from 'better-sqlite3';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { withOverrides } from '../../src/store/forward-store.js';
 
 const dataset = { devices: [{ id: '1', token: 'tok-AAA-111' }] };
@@ -151,7 +151,7 @@ describe('errors ASMX answers where no capture shows .NET', () => {
 describe('an operation that fails', () => {
   const logs: string[] = [];
   let server: TestServer;
-  let inner: Store;
+  let inner: SqlStore;
   before(async () => {
     inner = await openStore('sqlite::memory:');
     // A store whose queries fail with the kind of detail no caller may see.

@@ -1,7 +1,7 @@
 /**
  * Metadata comes from the contract only: a real server given a service file of test-only
- * operations (ClassRegistry.asmx: a list of a struct from a string and a char, the struct, a string
- * and a void one; test/helpers/class-registry.ts) serves them in its WSDL, disco and help pages over
+ * operations (ClassRegistry.asmx: a list of a struct from a string and a char, the struct, a string,
+ * a void one, an int and a boolean; test/helpers/class-registry.ts) serves them in its WSDL, disco and help pages over
  * HTTP with no other edit, and every other service's documents stay byte for byte as they were.
  */
 import assert from 'node:assert/strict';
@@ -58,9 +58,24 @@ const expectedTypes = [
   ...wrapper('GetClassTitleResponse', [str('GetClassTitleResult')]),
   ...wrapper('ArchiveClass', [str('class_id')]),
   ...wrapper('ArchiveClassResponse', []),
+  ...wrapper('CountClasses', [
+    str('school_base_url'),
+    '<s:element minOccurs="1" maxOccurs="1" name="from_grade" type="s:int" />',
+  ]),
+  ...wrapper('CountClassesResponse', [
+    '<s:element minOccurs="1" maxOccurs="1" name="CountClassesResult" type="s:int" />',
+  ]),
+  ...wrapper('HasClass', [
+    str('class_id'),
+    '<s:element minOccurs="1" maxOccurs="1" name="with_teacher" type="s:boolean" />',
+  ]),
+  ...wrapper('HasClassResponse', ['<s:element minOccurs="1" maxOccurs="1" name="HasClassResult" type="s:boolean" />']),
   '      <s:element name="ClassInfo" nillable="true" type="tns:ClassInfo" />',
   '      <s:element name="ArrayOfClassInfo" nillable="true" type="tns:ArrayOfClassInfo" />',
   '      <s:element name="string" nillable="true" type="s:string" />',
+  // Value types are never nil: no nillable.
+  '      <s:element name="int" type="s:int" />',
+  '      <s:element name="boolean" type="s:boolean" />',
   '    </s:schema>',
   '    <s:schema elementFormDefault="qualified" targetNamespace="http://microsoft.com/wsdl/types/">',
   '      <s:simpleType name="char">',

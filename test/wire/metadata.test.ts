@@ -1,12 +1,17 @@
 /**
  * WSDL and disco against the documents the reference ASMX served (test/fixtures/wsdl, copied from
- * the captures). The only difference allowed is the root's namespace-declaration order: the
+ * the captures). A WSDL is compared on the operations its capture has: the service file rendered
+ * with those operations alone must equal the capture, so an operation added to a service file
+ * since passes (it has no capture to match), while a captured one that changed, moved or went
+ * missing fails. The only difference allowed is the root's namespace-declaration order: the
  * fixtures have Mono's hash order, we write .NET's classic order (decision 5).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { SaxesParser } from 'saxes';
+import { defineOperation } from '../../src/contract/define.js';
+import type { ServiceSpec } from '../../src/contract/types.js';
 import { renderDisco } from '../../src/metadata/disco.js';
 import { soapAction } from '../../src/metadata/names.js';
 import { renderWsdl } from '../../src/metadata/wsdl.js';
@@ -55,6 +60,26 @@ function reorderRootAttributes(xml: string, order: readonly string[]): string {
   return lines.join('\n');
 }
 
+/** The operations a captured WSDL describes: its SOAP port type's, in order. */
+function capturedOperations(wsdl: string): string[] {
+  const start = wsdl.indexOf('<wsdl:portType name=');
+  const portType = wsdl.slice(start, wsdl.indexOf('</wsdl:portType>', start));
+  return [...portType.matchAll(/<wsdl:operation name="([^"]+)">/g)].map((m) => m[1]!);
+}
+
+/**
+ * The WSDL of `service` restricted to the operations of its capture (in the service's own order),
+ * and the capture, root order normalised: equal unless a captured operation changed or is gone.
+ */
+function capturedPart<C>(service: ServiceSpec<C>, capture: string): { actual: string; expected: string } {
+  const captured = new Set(capturedOperations(capture));
+  const known = { name: service.name, operations: service.operations.filter((op) => captured.has(op.name)) };
+  return {
+    actual: renderWsdl(known, TEMPURI, captureAddress(service.name)),
+    expected: reorderRootAttributes(capture, DOTNET_ROOT_ORDER),
+  };
+}
+
 function assertWellFormed(xml: string): void {
   // xmlns mode also fails on undeclared prefixes; saxes throws on the first error.
   assert.doesNotThrow(() => new SaxesParser({ xmlns: true }).write(xml).close());
@@ -62,9 +87,9 @@ function assertWellFormed(xml: string): void {
 
 describe('WSDL', () => {
   for (const service of services) {
-    it(`${service.name}: equals the captured WSDL apart from the root namespace order`, () => {
-      const expected = reorderRootAttributes(fixture(`${service.name}.wsdl`), DOTNET_ROOT_ORDER);
-      assert.equal(renderWsdl(service, TEMPURI, captureAddress(service.name)), expected);
+    it(`${service.name}: its captured operations equal the captured WSDL apart from the root namespace order`, () => {
+      const { actual, expected } = capturedPart(service, fixture(`${service.name}.wsdl`));
+      assert.equal(actual, expected);
     });
 
     it(`${service.name}: is well-formed XML with namespaces`, () => {
@@ -78,6 +103,50 @@ describe('WSDL', () => {
       const wsdl = renderWsdl(service, TEMPURI, captureAddress(service.name));
       assert.equal(wsdl.includes('xmlns:s1='), usesChar, service.name);
       assert.equal(wsdl.includes('<s:import namespace="http://microsoft.com/wsdl/types/" />'), usesChar);
+    }
+  });
+
+  it('lets an operation added to a captured service file through, and still fails on a changed captured one', () => {
+    const notes = services.find((s) => s.name === 'NotificationNotes')!;
+    const capture = fixture('NotificationNotes.wsdl');
+    assert.deepEqual(
+      capturedOperations(capture),
+      notes.operations.map((op) => op.name),
+    );
+    const added = defineOperation({
+      service: notes.name,
+      name: 'GetStudentCount',
+      doc: 'The number of students of a school.',
+      params: [{ name: 'school_base_url', type: 'string', doc: 'the school' }],
+      result: { kind: 'int' },
+      run: async () => 0,
+    });
+    for (const operations of [
+      [...notes.operations, added],
+      [added, ...notes.operations],
+    ]) {
+      const grown = { name: notes.name, operations };
+      const { actual, expected } = capturedPart(grown, capture);
+      assert.equal(actual, expected, 'an added operation passes');
+      const whole = renderWsdl(grown, TEMPURI, captureAddress(notes.name));
+      assert.notEqual(whole, expected, 'the WSDL served does have it');
+      assert.ok(whole.includes('<s:element minOccurs="1" maxOccurs="1" name="GetStudentCountResult" type="s:int" />'));
+    }
+    const changes: Array<[string, ServiceSpec['operations']]> = [
+      [
+        'a parameter type',
+        notes.operations.map((op) => ({ ...op, params: op.params.map((p) => ({ ...p, type: 'int' as const })) })),
+      ],
+      ['a result type', notes.operations.map((op) => ({ ...op, result: { kind: 'string' as const } }))],
+      [
+        'a name',
+        notes.operations.map((op) => ({ ...op, params: op.params.map((p) => ({ ...p, name: `${p.name}_` })) })),
+      ],
+      ['an operation gone', []],
+    ];
+    for (const [what, operations] of changes) {
+      const { actual, expected } = capturedPart({ name: notes.name, operations: [...operations, added] }, capture);
+      assert.notEqual(actual, expected, `${what} changed in a captured operation fails`);
     }
   });
 

@@ -23,6 +23,7 @@ const LAYERS = [
   'dataset',
   'store',
   'xml',
+  'reply',
   'logging',
   'contract',
   'errors',

@@ -11,6 +11,7 @@ import type { Dataset, Student } from './datasets.js';
 import { scenarios } from './scenarios.js';
 
 export const LIMITS = { maxDepth: 64, maxAttributes: 256, maxParams: 1024 };
+export const READ_LIMITS = { envelope: LIMITS, maxFormFields: 1000 };
 
 /** A student as the store hands it to the operations. */
 export type Row = Record<string, string | null>;
@@ -52,9 +53,9 @@ export function soapFixtures(data: Dataset): SoapFixtures {
     // Decoded from bytes, as a request's text is: a flat string, not the rope a template builds.
     return { body, text: body.toString('utf8'), headers: s.request.headers };
   };
-  const push = buildServiceRoutes(serviceNamed('PushNotificationMobile'), NS);
-  const notes = buildServiceRoutes(serviceNamed('NotificationNotes'), NS);
-  const table = buildRouteTable(services, NS);
+  const push = buildServiceRoutes(serviceNamed('PushNotificationMobile'), NS, READ_LIMITS);
+  const notes = buildServiceRoutes(serviceNamed('NotificationNotes'), NS, READ_LIMITS);
+  const table = buildRouteTable(services, NS, READ_LIMITS);
   const tokenOp = push.byName.get('GetTokenDevice')!;
   const schoolOp = notes.byName.get('GetStudentSchool')!;
   return {

@@ -2,7 +2,7 @@
  * Micro-benchmark cases of large answers, from memory: the writer held whole (string, then
  * Buffer), the writer streaming pages, and the 64 KiB-buffer prototype (writer-prototype.ts).
  */
-import { isStreamed } from '../src/xml/chunked-text.js';
+import { isStreamed } from '../src/reply/reply.js';
 import type { ResultWriter } from '../src/xml/result-writer.js';
 import { NS } from './asmx-xml.js';
 import { makeStudents } from './datasets.js';

@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
-import { isStreamed } from '../xml/chunked-text.js';
-import type { Call, Reply } from './types.js';
+import { isStreamed } from '../reply/reply.js';
+import type { Reply } from '../reply/reply.js';
+import type { Call } from './types.js';
 
 /** A cacheable call's key and the data version read for it, and the answer kept for both if any. */
 export interface Kept {

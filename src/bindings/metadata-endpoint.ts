@@ -2,7 +2,7 @@ import { renderDisco } from '../metadata/disco.js';
 import { renderOperationHelp, renderServiceHelp } from '../metadata/help-page.js';
 import { renderWsdl } from '../metadata/wsdl.js';
 import type { Service } from '../operations/index.js';
-import type { Reply } from './types.js';
+import type { Reply } from '../reply/reply.js';
 
 export interface MetadataRequest {
   /** `scheme://host[:port]` the client used. */

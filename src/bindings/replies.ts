@@ -1,93 +1,13 @@
-import {
-  HttpBindingError,
-  InvalidArgumentError,
-  OperationFailedError,
-  PageError,
-  RequestTooLargeError,
-  SoapFaultError,
-  UNABLE_TO_PROCESS,
-  UnsupportedMediaTypeError,
-  XmlReadError,
-} from '../errors/errors.js';
-import type { ServiceError } from '../errors/errors.js';
+import { PageError } from '../errors/errors.js';
+import type { Reply } from '../reply/reply.js';
 import { escapeHtml } from '../xml/escape.js';
-import { wrapBody } from '../xml/chunked-text.js';
-import { XML_DECLARATION } from '../xml/namespaces.js';
-import type { ResultWriter } from '../xml/result-writer.js';
-import type { ResultValue } from '../contract/types.js';
-import type { SoapVersion } from './soap-version.js';
-import type { Refusal, Reply } from './types.js';
+import type { Refusal } from './types.js';
 
 /**
- * Results and errors into replies, one function per binding family, and the answers given before
- * any binding is chosen (refusals, a failure of our own, requests node:http could not parse).
- * These are the only places that decide status codes and content types.
+ * The answers given before any binding is chosen: a target that names nothing, a verb or shape
+ * that is no request format, refusals, a failure of our own, requests node:http could not parse.
+ * Each binding decides its own replies (binding.ts).
  */
-
-export function soapReply(version: SoapVersion, writer: ResultWriter, value: ResultValue): Reply {
-  return {
-    status: 200,
-    contentType: version.contentType,
-    body: wrapBody(version.head, writer.soapBody(value), version.tail),
-    invoked: true,
-  };
-}
-
-/** 400 and 415 carry no body (ASMX writes a fault only with status 500); the rest are faults. */
-export function soapErrorReply(version: SoapVersion, err: ServiceError): Reply {
-  if (err instanceof XmlReadError) return { status: 400, contentType: version.contentType, body: '', invoked: false };
-  if (err instanceof UnsupportedMediaTypeError) {
-    return { status: 415, contentType: version.contentType, body: '', invoked: false };
-  }
-  if (err instanceof SoapFaultError) {
-    return {
-      status: 500,
-      contentType: version.contentType,
-      body: version.fault(err.faultCode, err.message),
-      invoked: err.invoked,
-    };
-  }
-  if (err instanceof InvalidArgumentError) {
-    return { status: 500, contentType: version.contentType, body: version.fault('Client', err.message), invoked: true };
-  }
-  if (err instanceof RequestTooLargeError) {
-    const msg = `There was an exception running the extensions specified in the config file. ---> ${err.message}`;
-    return { status: 500, contentType: version.contentType, body: version.fault('Server', msg), invoked: false };
-  }
-  const msg = err instanceof OperationFailedError ? err.message : 'An internal error occurred.';
-  return {
-    status: 500,
-    contentType: version.contentType,
-    body: version.fault('Server', `${UNABLE_TO_PROCESS} ---> ${msg}`),
-    invoked: err.invoked,
-  };
-}
-
-const TEXT_XML = 'text/xml; charset=utf-8';
-
-/** A void result is 200 with no body and no Content-Type at all, as ASMX answers. */
-export function httpReply(writer: ResultWriter, value: ResultValue): Reply {
-  const doc = writer.httpDocument(value);
-  if (doc === null) return { status: 200, contentType: null, body: '', invoked: true };
-  return { status: 200, contentType: TEXT_XML, body: wrapBody(`${XML_DECLARATION}\n`, doc, ''), invoked: true };
-}
-
-/**
- * GET/POST errors are 500 text/plain: the message HTML-encoded as .NET writes it, ending in CRLF.
- * HttpBindingError messages are already encoded part by part (the ` ---> ` joiner is not).
- */
-export function httpErrorReply(err: ServiceError): Reply {
-  if (err instanceof PageError) return pageReply(err);
-  const text =
-    err instanceof HttpBindingError
-      ? err.message
-      : err instanceof OperationFailedError ||
-          err instanceof RequestTooLargeError ||
-          err instanceof InvalidArgumentError
-        ? escapeHtml(err.message)
-        : 'An internal error occurred.';
-  return { status: 500, contentType: 'text/plain; charset=utf-8', body: `${text}\r\n`, invoked: err.invoked };
-}
 
 /** Our own plain HTML error page (ASMX's yellow screens are not reproduced byte for byte). */
 export function pageReply(err: PageError): Reply {
@@ -102,6 +22,35 @@ export function pageReply(err: PageError): Reply {
 </html>
 `;
   return { status: err.status, contentType: 'text/html; charset=utf-8', body, invoked: false };
+}
+
+/** A target that names no service file. */
+export const NOT_FOUND = pageReply(
+  new PageError(
+    404,
+    'The resource cannot be found.',
+    'The requested URL was not found on this server. Check the service file name.',
+  ),
+);
+
+/** `/X.asmx` with a verb other than GET (pages) and POST (SOAP). */
+export const METHOD_NOT_ALLOWED = pageReply(
+  new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.'),
+);
+
+/** A query form of the description we do not serve (`?wsdl=x`, `?schema=x`). */
+export const NO_SUCH_DESCRIPTION = pageReply(
+  new PageError(
+    404,
+    'The resource cannot be found.',
+    'This service has one service description, with no separate parts: ask for ?WSDL (or ?disco).',
+  ),
+);
+
+/** `/X.asmx/Op` with a verb other than GET and POST, or with no operation name. */
+export function unrecognizedFormat(opPath: string): Reply {
+  const message = `Request format is unrecognized for URL unexpectedly ending in '/${opPath}'.`;
+  return pageReply(new PageError(500, 'Request format is unrecognized.', message));
 }
 
 const TEXT_PLAIN = 'text/plain; charset=utf-8';

@@ -2,10 +2,23 @@ import { soapAction } from '../contract/soap-action.js';
 import type { Operation, Service } from '../operations/index.js';
 import { createResultWriter } from '../xml/result-writer.js';
 import type { ResultWriter } from '../xml/result-writer.js';
+import type { EnvelopeLimits } from '../xml/envelope-reader.js';
 
-/** Everything a binding looks up for one service file, computed once at start. */
+/** What a request may cost to read, the same for every route (from the settings). */
+export interface ReadLimits {
+  readonly envelope: EnvelopeLimits;
+  /** Fields of a query string or form body read at most (SIS_MAX_FORM_FIELDS). */
+  readonly maxFormFields: number;
+}
+
+/**
+ * Everything a binding looks up for one service file, computed once at start: the one route
+ * object a request carries through dispatch and its binding.
+ */
 export interface ServiceRoutes {
   readonly service: Service;
+  /** The service file's name, as logs and metrics label it. */
+  readonly name: string;
   readonly namespace: string;
   /** SOAPAction value (after unquoting and URL-decoding) → operation. */
   readonly byAction: ReadonlyMap<string, Operation>;
@@ -16,9 +29,10 @@ export interface ServiceRoutes {
   /** Lower-cased name → operation, only to word ASMX's "wrong case" error. */
   readonly byLowerName: ReadonlyMap<string, Operation>;
   readonly writers: ReadonlyMap<Operation, ResultWriter>;
+  readonly limits: ReadLimits;
 }
 
-export function buildServiceRoutes(service: Service, namespace: string): ServiceRoutes {
+export function buildServiceRoutes(service: Service, namespace: string, limits: ReadLimits): ServiceRoutes {
   const byAction = new Map<string, Operation>();
   const byElement = new Map<string, Operation>();
   const byName = new Map<string, Operation>();
@@ -31,10 +45,14 @@ export function buildServiceRoutes(service: Service, namespace: string): Service
     byLowerName.set(op.name.toLowerCase(), op);
     writers.set(op, createResultWriter(op.name, op.result, namespace));
   }
-  return { service, namespace, byAction, byElement, byName, byLowerName, writers };
+  return { service, name: service.name, namespace, byAction, byElement, byName, byLowerName, writers, limits };
 }
 
 /** All service files by lower-cased name (`.asmx` names match case-insensitively, as on IIS). */
-export function buildRouteTable(services: readonly Service[], namespace: string): ReadonlyMap<string, ServiceRoutes> {
-  return new Map(services.map((s) => [s.name.toLowerCase(), buildServiceRoutes(s, namespace)]));
+export function buildRouteTable(
+  services: readonly Service[],
+  namespace: string,
+  limits: ReadLimits,
+): ReadonlyMap<string, ServiceRoutes> {
+  return new Map(services.map((s) => [s.name.toLowerCase(), buildServiceRoutes(s, namespace, limits)]));
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Exchange } from '../bindings/dispatch.js';
+import type { Exchange } from '../bindings/exchange.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { RequestTarget } from '../bindings/request-target.js';
 import type { Config } from '../config/config.js';

@@ -1,5 +1,5 @@
 import { redactUrl } from '../logging/redact.js';
-import type { Outcome } from '../bindings/dispatch.js';
+import type { Outcome } from '../bindings/exchange.js';
 import { databaseCondition } from '../store/db-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ReplyEnd } from './write-reply.js';

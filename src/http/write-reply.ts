@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Reply } from '../bindings/types.js';
-import { isStreamed } from '../xml/chunked-text.js';
+import type { Reply } from '../reply/reply.js';
+import { isStreamed } from '../reply/reply.js';
 import { sendStreamed } from './write-stream.js';
 import type { ReplyEnd } from './write-stream.js';
 

@@ -7,7 +7,7 @@
  * a truncated answer rather than a well-formed partial list.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { StreamedBody } from '../xml/chunked-text.js';
+import type { StreamedBody } from '../reply/reply.js';
 
 /** How an answer ended: every answer held whole is 'sent'; a streamed one may end otherwise. */
 export type ReplyEnd =

@@ -3,7 +3,7 @@ import { scalarOf } from '../contract/scalars.js';
 import type { Scalar, ScalarValue } from '../contract/scalars.js';
 import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
-import type { Body } from './chunked-text.js';
+import type { Body } from '../reply/reply.js';
 import { escapeText } from './escape.js';
 import { streamList } from './list-stream.js';
 import { XSD_NS, XSI_NS } from './namespaces.js';

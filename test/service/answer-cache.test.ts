@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { AnswerCache } from '../../src/bindings/answer-cache.js';
-import type { Reply } from '../../src/bindings/types.js';
+import type { Reply } from '../../src/reply/reply.js';
 import { GetStudentSchool } from '../../src/operations/get-student-school.js';
 import { GetTokenDevice } from '../../src/operations/get-token-device.js';
 import type { Operation } from '../../src/operations/index.js';

@@ -9,15 +9,15 @@ import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { httpReply, soapReply } from '../../src/bindings/replies.js';
-import { SOAP11, SOAP12 } from '../../src/bindings/soap-version.js';
-import type { Reply } from '../../src/bindings/types.js';
+import { HTTP_GET } from '../../src/bindings/http-get.js';
+import { SOAP11, SOAP12 } from '../../src/bindings/soap.js';
+import type { Reply } from '../../src/reply/reply.js';
 import { isListPages, settleList } from '../../src/contract/list-pages.js';
 import type { ListPages, StructValue } from '../../src/contract/types.js';
 import { writeReply } from '../../src/http/write-reply.js';
 import type { ReplyExtras, ReplyEnd } from '../../src/http/write-reply.js';
-import { isStreamed } from '../../src/xml/chunked-text.js';
-import type { Body, StreamedBody } from '../../src/xml/chunked-text.js';
+import { isStreamed } from '../../src/reply/reply.js';
+import type { Body, StreamedBody } from '../../src/reply/reply.js';
 import { createResultWriter } from '../../src/xml/result-writer.js';
 import { dechunk, parseResponse, rawRequest } from '../helpers/raw-http.js';
 
@@ -112,14 +112,14 @@ describe('streamed list bodies', () => {
       const list = students(n);
       for (const size of [1, 5, 1000]) {
         for (const version of [SOAP11, SOAP12]) {
-          const whole = await bytesOf(soapReply(version, writer, list).body);
-          const streamed = soapReply(version, writer, pagesOf(list, size).pages).body;
+          const whole = await bytesOf(version.write(writer, list).body);
+          const streamed = version.write(writer, pagesOf(list, size).pages).body;
           assert.ok(isStreamed(streamed));
-          assert.ok((await bytesOf(streamed)).equals(whole), `${version.binding}, pages of ${size}`);
+          assert.ok((await bytesOf(streamed)).equals(whole), `${version.name}, pages of ${size}`);
         }
-        const whole = await bytesOf(httpReply(writer, list).body);
+        const whole = await bytesOf(HTTP_GET.write(writer, list).body);
         assert.ok(
-          (await bytesOf(httpReply(writer, pagesOf(list, size).pages).body)).equals(whole),
+          (await bytesOf(HTTP_GET.write(writer, pagesOf(list, size).pages).body)).equals(whole),
           `HTTP, pages of ${size}`,
         );
       }
@@ -133,20 +133,20 @@ describe('streamed list bodies', () => {
       },
     });
     assert.ok(
-      (await bytesOf(soapReply(SOAP11, writer, emptyPages()).body)).equals(
-        await bytesOf(soapReply(SOAP11, writer, []).body),
-      ),
+      (await bytesOf(SOAP11.write(writer, emptyPages()).body)).equals(await bytesOf(SOAP11.write(writer, []).body)),
     );
-    assert.ok((await bytesOf(httpReply(writer, emptyPages()).body)).equals(await bytesOf(httpReply(writer, []).body)));
+    assert.ok(
+      (await bytesOf(HTTP_GET.write(writer, emptyPages()).body)).equals(await bytesOf(HTTP_GET.write(writer, []).body)),
+    );
     const withNull: Item[] = [students(1)[0]!, null, {}];
     assert.ok(
-      (await bytesOf(soapReply(SOAP11, writer, pagesOf(withNull, 1).pages).body)).equals(
-        await bytesOf(soapReply(SOAP11, writer, withNull).body),
+      (await bytesOf(SOAP11.write(writer, pagesOf(withNull, 1).pages).body)).equals(
+        await bytesOf(SOAP11.write(writer, withNull).body),
       ),
     );
     assert.ok(
-      (await bytesOf(httpReply(writer, pagesOf(withNull, 2).pages).body)).equals(
-        await bytesOf(httpReply(writer, withNull).body),
+      (await bytesOf(HTTP_GET.write(writer, pagesOf(withNull, 2).pages).body)).equals(
+        await bytesOf(HTTP_GET.write(writer, withNull).body),
       ),
     );
   });
@@ -156,11 +156,11 @@ describe('streamed list bodies', () => {
     // Started, as settleList leaves it: a generator not started has nothing to release.
     const source = unread.pages[Symbol.asyncIterator]();
     await source.next();
-    const body = soapReply(SOAP11, writer, { [Symbol.asyncIterator]: () => source }).body as StreamedBody;
+    const body = SOAP11.write(writer, { [Symbol.asyncIterator]: () => source }).body as StreamedBody;
     await body.close();
     assert.ok(unread.released());
     const halfRead = pagesOf(students(20), 5);
-    const half = httpReply(writer, halfRead.pages).body as StreamedBody;
+    const half = HTTP_GET.write(writer, halfRead.pages).body as StreamedBody;
     await half.next();
     await half.close();
     assert.ok(halfRead.released());

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StructValue } from '../../src/contract/types.js';
 import { createResultWriter } from '../../src/xml/result-writer.js';
-import { isStreamed } from '../../src/xml/chunked-text.js';
-import type { Body } from '../../src/xml/chunked-text.js';
+import { isStreamed } from '../../src/reply/reply.js';
+import type { Body } from '../../src/reply/reply.js';
 import { parseXml } from '../helpers/xml-tree.js';
 
 /** XmlSerializer shapes no store can produce (null lists and items), and large answers in pieces. */

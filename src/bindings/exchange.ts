@@ -1,0 +1,31 @@
+import type { Reply } from '../reply/reply.js';
+import type { RequestTarget } from './request-target.js';
+import type { BindingName } from './types.js';
+
+/** What dispatch needs of an HTTP request; the HTTP layer provides it (or a test, or a replay). */
+export interface Exchange {
+  readonly method: string;
+  /** The request target as sent: path and query, still percent-encoded. */
+  readonly url: string;
+  /** The same, parsed once for everyone (null: it names no service file under the base path). */
+  readonly target: RequestTarget | null;
+  header(name: string): string | undefined;
+  /** The whole body; rejects with RequestTooLargeError past the configured limit. */
+  readBody(): Promise<Buffer>;
+  /** `scheme://host[:port]` as the client addressed the service (decision 3). */
+  origin(): string;
+  /** The caller is on this machine (the help page test form is offered to it by default). */
+  readonly isLocal: boolean;
+  /** The caller's address (behind a trusted proxy, the forwarded one): operations get it in their context. */
+  readonly clientAddress: string;
+}
+
+/** The reply, and what logs and metrics say about the request. */
+export interface Outcome {
+  readonly reply: Reply;
+  readonly service?: string | undefined;
+  readonly operation?: string | undefined;
+  readonly binding?: BindingName | undefined;
+  /** The failure behind an operation error, for the log only. */
+  readonly cause?: unknown;
+}

@@ -5,12 +5,12 @@
  *
  * Usage: node dist/bench/micro.js [REGEX]   (BENCH_MICRO_SECONDS=1 per case)
  */
-import { mainDataset } from './datasets.js';
-import { soapFixtures } from './micro-fixtures.js';
-import { largeCases } from './micro-large-cases.js';
-import { checksum, measure } from './micro-measure.js';
-import { soapCases } from './micro-soap-cases.js';
-import { storeCases } from './micro-store-cases.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { soapFixtures } from './micro/fixtures.js';
+import { largeCases } from './micro/large-cases.js';
+import { checksum, measure } from './micro/measure.js';
+import { soapCases } from './micro/soap-cases.js';
+import { storeCases } from './micro/store-cases.js';
 
 const filter = process.argv[2] === undefined ? null : new RegExp(process.argv[2]);
 const seconds = Number(process.env['BENCH_MICRO_SECONDS'] ?? 1);

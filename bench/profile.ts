@@ -12,16 +12,16 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './datasets.js';
-import { checkOnce } from './http-check.js';
-import { chooseGenerator } from './load-generator.js';
-import type { LoadResult, LoadSpec } from './load-spec.js';
-import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './processes.js';
-import { TARGETS, pathFor } from './scenario.js';
-import type { TargetName } from './scenario.js';
-import { scenarios } from './scenarios.js';
-import { fetchWsdl, importDataset, startCeiling, startOurs, startPeer } from './servers.js';
-import type { Server } from './servers.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { checkOnce } from './targets/http-check.js';
+import { chooseGenerator } from './load/generator.js';
+import type { LoadResult, LoadSpec } from './load/spec.js';
+import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './load/processes.js';
+import { TARGETS, pathFor } from './scenarios/scenario.js';
+import type { TargetName } from './scenarios/scenario.js';
+import { scenarios } from './scenarios/scenarios.js';
+import { fetchWsdl, importDataset, startCeiling, startOurs, startPeer } from './targets/servers.js';
+import type { Server } from './targets/servers.js';
 
 interface CallFrame {
   readonly functionName: string;
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     };
     writeFileSync(join(work, 'spec.json'), JSON.stringify(spec));
     load = JSON.parse(
-      await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load-worker.js'), join(work, 'spec.json')])),
+      await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load/worker.js'), join(work, 'spec.json')])),
     ) as LoadResult;
   } finally {
     // SIGTERM: each server stops gracefully and node writes the profile on exit.

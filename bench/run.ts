@@ -22,17 +22,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './datasets.js';
-import { growthCheck } from './growth.js';
-import { measureScenarios } from './load-rounds.js';
-import { machineFacts } from './machine-facts.js';
-import { fmt, say } from './print.js';
-import { cores, pinSelf } from './processes.js';
-import { evaluateTargets, writeResults } from './report.js';
-import { runOptions } from './run-options.js';
-import { printTables, reportBlock } from './run-report.js';
-import { scenarios as allScenarios } from './scenarios.js';
-import { importDataset } from './servers.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { growthCheck } from './load/growth.js';
+import { measureScenarios } from './load/rounds.js';
+import { machineFacts } from './report/machine-facts.js';
+import { fmt, say } from './report/print.js';
+import { cores, pinSelf } from './load/processes.js';
+import { evaluateTargets, writeResults } from './report/report.js';
+import { runOptions } from './load/run-options.js';
+import { printTables, reportBlock } from './report/run-report.js';
+import { scenarios as allScenarios } from './scenarios/scenarios.js';
+import { importDataset } from './targets/servers.js';
 
 async function main(): Promise<void> {
   const opts = runOptions(process.env);

@@ -6,8 +6,8 @@ import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLOCK_TICKS, cpuSecondsOf } from './proc-stat.js';
 
-/** Compiled scripts live next to this file in dist/bench. */
-export const BENCH_DIST = dirname(fileURLToPath(import.meta.url));
+/** The compiled bench/ folder (dist/bench); this file lives in its load/ folder. */
+export const BENCH_DIST = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const parent = resolve(BENCH_DIST, '..');
 /** The repository root, whether this runs from dist/bench/ (the build) or bench/. */
 export const REPO_ROOT = basename(parent) === 'dist' ? resolve(parent, '..') : parent;

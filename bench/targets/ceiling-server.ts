@@ -3,7 +3,7 @@
  * It reads each request body to its end (a real server must) and does nothing else, so what it
  * reaches is what node:http on this core allows: no service can go faster.
  *
- * Usage: PORT=N node dist/bench/ceiling-server.js ANSWERS.json
+ * Usage: PORT=N node dist/bench/targets/ceiling-server.js ANSWERS.json
  */
 import { createServer } from 'node:http';
 import type { OutgoingHttpHeaders } from 'node:http';

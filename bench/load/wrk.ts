@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import type { LoadResult, LoadSpec } from './load-spec.js';
+import type { LoadResult, LoadSpec } from './spec.js';
 import { reapedChildrenCpuSeconds } from './proc-stat.js';
 
 /** A Lua string literal of the UTF-8 bytes: printable ASCII as is, any other byte as \ddd. */

@@ -1,18 +1,18 @@
 /** Micro-benchmark cases of the SOAP path in-process: envelope reading, answer writing, routing, all three. */
 import { SaxesParser } from 'saxes';
-import { soapReply } from '../src/bindings/replies.js';
-import { buildRouteTable } from '../src/bindings/service-routes.js';
-import type { ServiceRoutes } from '../src/bindings/service-routes.js';
-import { readSoap } from '../src/bindings/soap.js';
-import { SOAP11 } from '../src/bindings/soap-version.js';
-import type { OperationContext } from '../src/operations/context.js';
-import { services } from '../src/operations/index.js';
-import { readEnvelope } from '../src/xml/envelope-reader.js';
-import { NS } from './asmx-xml.js';
-import { SMALL_SCHOOL, TOKEN } from './datasets.js';
-import { LIMITS } from './micro-fixtures.js';
-import type { RequestBytes, SoapFixtures } from './micro-fixtures.js';
-import type { MicroCase } from './micro-measure.js';
+import { soapReply } from '../../src/bindings/replies.js';
+import { buildRouteTable } from '../../src/bindings/service-routes.js';
+import type { ServiceRoutes } from '../../src/bindings/service-routes.js';
+import { readSoap } from '../../src/bindings/soap.js';
+import { SOAP11 } from '../../src/bindings/soap-version.js';
+import type { OperationContext } from '../../src/operations/context.js';
+import { services } from '../../src/operations/index.js';
+import { readEnvelope } from '../../src/xml/envelope-reader.js';
+import { NS } from '../scenarios/asmx-xml.js';
+import { SMALL_SCHOOL, TOKEN } from '../scenarios/datasets.js';
+import { LIMITS } from './fixtures.js';
+import type { RequestBytes, SoapFixtures } from './fixtures.js';
+import type { MicroCase } from './measure.js';
 
 export function soapCases(fx: SoapFixtures): MicroCase[] {
   return [...envelopeCases(fx), ...writerCases(fx), ...routingCases(fx), ...soapPathCases(fx)];

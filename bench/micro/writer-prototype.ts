@@ -4,8 +4,8 @@
  * Buffer. Not used by the service; micro.js times it next to the current writer and checks that
  * both produce the same bytes.
  */
-import type { StructValue } from '../src/contract/types.js';
-import { escapeText } from '../src/xml/escape.js';
+import type { StructValue } from '../../src/contract/types.js';
+import { escapeText } from '../../src/xml/escape.js';
 
 const CHUNK = 64 * 1024;
 

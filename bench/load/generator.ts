@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import type { LoadGenerator } from './load-spec.js';
+import type { LoadGenerator } from './spec.js';
 
 /** `wrk -v`'s first line without the copyright ("wrk debian/4.1.0-3+b2 [epoll]"); null without wrk. */
 function wrkVersion(): string | null {

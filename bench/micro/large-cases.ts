@@ -2,13 +2,13 @@
  * Micro-benchmark cases of large answers, from memory: the writer held whole (string, then
  * Buffer), the writer streaming pages, and the 64 KiB-buffer prototype (writer-prototype.ts).
  */
-import { isStreamed } from '../src/xml/chunked-text.js';
-import type { ResultWriter } from '../src/xml/result-writer.js';
-import { NS } from './asmx-xml.js';
-import { makeStudents } from './datasets.js';
-import { record } from './micro-fixtures.js';
-import type { Row } from './micro-fixtures.js';
-import type { MicroCase } from './micro-measure.js';
+import { isStreamed } from '../../src/xml/chunked-text.js';
+import type { ResultWriter } from '../../src/xml/result-writer.js';
+import { NS } from '../scenarios/asmx-xml.js';
+import { makeStudents } from '../scenarios/datasets.js';
+import { record } from './fixtures.js';
+import type { Row } from './fixtures.js';
+import type { MicroCase } from './measure.js';
 import { writeListChunks } from './writer-prototype.js';
 
 const FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive'];

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { LoadResult } from './load-spec.js';
-import { isOurs } from './scenario.js';
-import type { Scenario, TargetName } from './scenario.js';
+import type { LoadResult } from '../load/spec.js';
+import { isOurs } from '../scenarios/scenario.js';
+import type { Scenario, TargetName } from '../scenarios/scenario.js';
 import { mean } from './stats.js';
 
 /** One measured run: the load generator's view and the server's. */

@@ -1,14 +1,14 @@
 /** What the in-process micro-benchmarks work on: the scenarios' requests, routes, writers and rows. */
-import type { ServiceRoutes } from '../src/bindings/service-routes.js';
-import { buildRouteTable, buildServiceRoutes } from '../src/bindings/service-routes.js';
-import { services } from '../src/operations/index.js';
-import type { Service } from '../src/operations/index.js';
-import { createResultWriter } from '../src/xml/result-writer.js';
-import type { ResultWriter } from '../src/xml/result-writer.js';
-import { NS } from './asmx-xml.js';
-import { BIG_SCHOOL, SMALL_SCHOOL, activeStudents } from './datasets.js';
-import type { Dataset, Student } from './datasets.js';
-import { scenarios } from './scenarios.js';
+import type { ServiceRoutes } from '../../src/bindings/service-routes.js';
+import { buildRouteTable, buildServiceRoutes } from '../../src/bindings/service-routes.js';
+import { services } from '../../src/operations/index.js';
+import type { Service } from '../../src/operations/index.js';
+import { createResultWriter } from '../../src/xml/result-writer.js';
+import type { ResultWriter } from '../../src/xml/result-writer.js';
+import { NS } from '../scenarios/asmx-xml.js';
+import { BIG_SCHOOL, SMALL_SCHOOL, activeStudents } from '../scenarios/datasets.js';
+import type { Dataset, Student } from '../scenarios/datasets.js';
+import { scenarios } from '../scenarios/scenarios.js';
 
 export const LIMITS = { maxDepth: 64, maxAttributes: 256, maxParams: 1024 };
 

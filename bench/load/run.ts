@@ -1,13 +1,13 @@
 /** One timed run of one scenario against one target: the load generator's figures and the server's. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LoadResult, LoadSpec } from './load-spec.js';
+import type { LoadResult, LoadSpec } from './spec.js';
 import { BENCH_DIST, PeakSampler, machineBusySeconds, nodeCommand, runChild } from './processes.js';
-import type { RunRecord } from './report.js';
+import type { RunRecord } from '../report/report.js';
 import type { RunOptions } from './run-options.js';
-import { pathFor } from './scenario.js';
-import type { Scenario } from './scenario.js';
-import type { Server } from './servers.js';
+import { pathFor } from '../scenarios/scenario.js';
+import type { Scenario } from '../scenarios/scenario.js';
+import type { Server } from '../targets/servers.js';
 
 /** Answers that failed under load: non-2xx, socket errors, time-outs and bodies that differ. */
 export const badOf = (l: LoadResult): number => l.non2xx + l.errors + l.timeouts + l.mismatches;
@@ -35,7 +35,7 @@ export async function loadRun(
   const busy0 = machineBusySeconds();
   const self0 = process.cpuUsage();
   const sampler = new PeakSampler(server.child.pid);
-  const out = await runChild(nodeCommand(loadCore, [join(BENCH_DIST, 'load-worker.js'), file]));
+  const out = await runChild(nodeCommand(loadCore, [join(BENCH_DIST, 'load/worker.js'), file]));
   const srv = sampler.finish();
   const self = process.cpuUsage(self0);
   // JSON has no NaN: a run without a single answer reports its latencies as null.

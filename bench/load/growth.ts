@@ -4,18 +4,18 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GROWTH_SIZES, growthDataset } from './datasets.js';
-import { send, verify } from './http-check.js';
+import { GROWTH_SIZES, growthDataset } from '../scenarios/datasets.js';
+import { send, verify } from '../targets/http-check.js';
 import { memoryOf } from './processes.js';
-import { fmt, say } from './print.js';
-import type { GrowthRecord } from './report.js';
+import { fmt, say } from '../report/print.js';
+import type { GrowthRecord } from '../report/report.js';
 import type { RunOptions } from './run-options.js';
-import { pathFor } from './scenario.js';
-import type { Scenario, TargetName } from './scenario.js';
-import { growthScenario } from './scenarios.js';
-import { importDataset, startOurs, startPeer } from './servers.js';
-import type { Server } from './servers.js';
-import { median } from './stats.js';
+import { pathFor } from '../scenarios/scenario.js';
+import type { Scenario, TargetName } from '../scenarios/scenario.js';
+import { growthScenario } from '../scenarios/scenarios.js';
+import { importDataset, startOurs, startPeer } from '../targets/servers.js';
+import type { Server } from '../targets/servers.js';
+import { median } from '../report/stats.js';
 
 export async function growthCheck(opts: RunOptions, serverCore: string | null, work: string): Promise<GrowthRecord[]> {
   const sizes = opts.quick ? [GROWTH_SIZES[0]] : [...GROWTH_SIZES];

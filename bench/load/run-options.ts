@@ -1,7 +1,7 @@
 /** The benchmark run's settings, from BENCH_* in the environment (see run.ts). */
 import { join } from 'node:path';
-import { chooseGenerator } from './load-generator.js';
-import type { LoadGenerator } from './load-spec.js';
+import { chooseGenerator } from './generator.js';
+import type { LoadGenerator } from './spec.js';
 import { REPO_ROOT } from './processes.js';
 
 export interface RunOptions {

@@ -2,7 +2,7 @@
  * How a micro-benchmark case is timed: warmed up, then timed in five slices with
  * process.hrtime.bigint(); the median slice is the result.
  */
-import { median } from './stats.js';
+import { median } from '../report/stats.js';
 
 export interface MicroCase {
   readonly group: string;

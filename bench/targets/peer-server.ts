@@ -3,7 +3,7 @@
  * read the same rows the same way and the comparison is of the SOAP stacks. node-soap answers
  * one envelope version per listener, so SOAP 1.2 gets a second listener under /soap12/.
  *
- * Usage: PORT=N SIS_DATABASE_URL=sqlite:FILE node dist/bench/peer-server.js WSDL_DIR SERVICE...
+ * Usage: PORT=N SIS_DATABASE_URL=sqlite:FILE node dist/bench/targets/peer-server.js WSDL_DIR SERVICE...
  * (WSDL_DIR holds SERVICE.wsdl as fetched from our service.)
  */
 import { createServer } from 'node:http';
@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listen } from 'soap';
 import type { IServicePort, IServices } from 'soap';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../../src/store/open-store.js';
 
 const [wsdlDir, ...serviceNames] = process.argv.slice(2);
 const databaseUrl = process.env['SIS_DATABASE_URL'];

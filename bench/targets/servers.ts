@@ -1,10 +1,10 @@
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FixedAnswer } from './ceiling-server.js';
-import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from './processes.js';
-import type { Child } from './processes.js';
-import { pathFor } from './scenario.js';
-import type { Scenario, TargetName } from './scenario.js';
+import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from '../load/processes.js';
+import type { Child } from '../load/processes.js';
+import { pathFor } from '../scenarios/scenario.js';
+import type { Scenario, TargetName } from '../scenarios/scenario.js';
 
 /** The .asmx files whose WSDL node-soap serves. */
 export const SERVICES = ['PushNotificationMobile', 'NotificationNotes', 'AuthCodeSending'] as const;
@@ -82,7 +82,7 @@ export async function startPeer(
   const port = await freePort();
   const child = startChild(
     'node-soap',
-    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'peer-server.js'), wsdlDir, ...SERVICES]),
+    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'targets/peer-server.js'), wsdlDir, ...SERVICES]),
     {
       ...process.env,
       SIS_DATABASE_URL: dbUrl(dbFile),
@@ -105,10 +105,14 @@ export async function startCeiling(
   const file = join(work, 'ceiling-answers.json');
   writeFileSync(file, JSON.stringify(table));
   const port = await freePort();
-  const child = startChild('ceiling', nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'ceiling-server.js'), file]), {
-    ...process.env,
-    PORT: String(port),
-  });
+  const child = startChild(
+    'ceiling',
+    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'targets/ceiling-server.js'), file]),
+    {
+      ...process.env,
+      PORT: String(port),
+    },
+  );
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(child, `${base}/`);
   return { target: 'ceiling', child, base };

@@ -1,12 +1,12 @@
 /**
  * One load run, in its own process so it can sit on its own core (wrk, its child, inherits the
- * pinning and the priority). Usage: node dist/bench/load-worker.js SPEC.json; prints one
+ * pinning and the priority). Usage: node dist/bench/load/worker.js SPEC.json; prints one
  * LoadResult as JSON.
  */
 import { readFileSync } from 'node:fs';
-import { runAutocannon } from './load-autocannon.js';
-import type { LoadSpec } from './load-spec.js';
-import { runWrk } from './load-wrk.js';
+import { runAutocannon } from './autocannon.js';
+import type { LoadSpec } from './spec.js';
+import { runWrk } from './wrk.js';
 
 const file = process.argv[2];
 if (file === undefined) throw new Error('usage: load-worker SPEC.json');

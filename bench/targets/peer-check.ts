@@ -1,5 +1,5 @@
 /** node-soap's answers are checked by their values: its bytes differ from ASMX's (prefixes, escaping). */
-import type { PeerExpectation } from './scenario.js';
+import type { PeerExpectation } from '../scenarios/scenario.js';
 
 /** Decodes the five XML entities and character references, to compare values, not bytes. */
 export function decodeEntities(xml: string): string {

@@ -6,8 +6,8 @@
  */
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
-import type { LoadResult, LoadSpec } from './load-spec.js';
-import { percentile } from './stats.js';
+import type { LoadResult, LoadSpec } from './spec.js';
+import { percentile } from '../report/stats.js';
 
 interface AutocannonResult {
   readonly duration: number;

@@ -4,17 +4,17 @@
  * machine falls on all of them alike; the answers are checked again after.
  */
 import { join } from 'node:path';
-import { checkOnce } from './http-check.js';
-import { badOf, loadRun } from './load-run.js';
+import { checkOnce } from '../targets/http-check.js';
+import { badOf, loadRun } from './run.js';
 import type { Cores } from './processes.js';
-import { fmt, say } from './print.js';
-import { summarize } from './report.js';
-import type { RunRecord, Summary } from './report.js';
+import { fmt, say } from '../report/print.js';
+import { summarize } from '../report/report.js';
+import type { RunRecord, Summary } from '../report/report.js';
 import type { RunOptions } from './run-options.js';
-import { targetsOf } from './scenario.js';
-import type { Scenario, TargetName } from './scenario.js';
-import { fetchWsdl, startCeiling, startOurs, startPeer } from './servers.js';
-import type { Server } from './servers.js';
+import { targetsOf } from '../scenarios/scenario.js';
+import type { Scenario, TargetName } from '../scenarios/scenario.js';
+import { fetchWsdl, startCeiling, startOurs, startPeer } from '../targets/servers.js';
+import type { Server } from '../targets/servers.js';
 
 type Servers = Map<TargetName, Server>;
 

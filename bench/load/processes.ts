@@ -54,8 +54,13 @@ export function priorityNote(): string | null {
 }
 
 /** argv for a node script, pinned to a core when one is given. */
-export function nodeCommand(core: string | null, args: readonly string[]): { file: string; args: string[] } {
-  const pinned = core === null ? [process.execPath, ...args] : ['taskset', '-c', core, process.execPath, ...args];
+export function nodeCommand(
+  core: string | null,
+  args: readonly string[],
+  wrapper: readonly string[] = [],
+): { file: string; args: string[] } {
+  const node = [...wrapper, process.execPath, ...args];
+  const pinned = core === null ? node : ['taskset', '-c', core, ...node];
   const argv = NICE !== null && !AUTOGROUP ? ['nice', '-n', NICE, ...pinned] : pinned;
   return { file: argv[0]!, args: argv.slice(1) };
 }

@@ -12,8 +12,8 @@ import { summarize } from '../report/report.js';
 import type { RunRecord, Summary } from '../report/report.js';
 import type { RunOptions } from './run-options.js';
 import { targetsOf } from '../scenarios/scenario.js';
-import type { Scenario, TargetName } from '../scenarios/scenario.js';
-import { fetchWsdl, startCeiling, startOurs, startPeer } from '../targets/servers.js';
+import type { Scenario, TargetChoice, TargetName } from '../scenarios/scenario.js';
+import { fetchWsdl, startCeiling, startNecessary, startOurs, startPeer } from '../targets/servers.js';
 import type { Server } from '../targets/servers.js';
 
 type Servers = Map<TargetName, Server>;
@@ -33,18 +33,18 @@ export async function measureScenarios(
   try {
     await startTargets(servers, opts, core.server, scenarios, mainDb, work);
     // Correctness first: a wrong answer stops the benchmark before anything is timed.
-    await checkAnswers(scenarios, servers, opts.silent);
+    await checkAnswers(scenarios, servers, opts);
     say(`Answers checked: ${scenarios.length} scenarios, every target`);
     const runs = await runRounds(scenarios, servers, opts, core.load, work);
     // And after: load must not have changed an answer.
-    await checkAnswers(scenarios, servers, opts.silent);
-    return summaries(scenarios, runs, opts.silent);
+    await checkAnswers(scenarios, servers, opts);
+    return summaries(scenarios, runs, opts);
   } finally {
     await Promise.all([...servers.values()].map((s) => s.child.stop()));
   }
 }
 
-/** Ours (and ours with LOG_LEVEL=silent), node-soap on the WSDL fetched from ours, the ceiling. */
+/** Ours (and ours with LOG_LEVEL=silent), node-soap on the WSDL fetched from ours, the ceiling, the necessary work. */
 async function startTargets(
   servers: Servers,
   opts: RunOptions,
@@ -60,10 +60,11 @@ async function startTargets(
   await fetchWsdl(ours, join(work, 'wsdl'));
   servers.set('node-soap', await startPeer(serverCore, mainDb, join(work, 'wsdl')));
   servers.set('ceiling', await startCeiling(serverCore, scenarios, work));
+  if (opts.necessary) servers.set('necessary', await startNecessary(serverCore, scenarios, mainDb, work));
 }
 
-async function checkAnswers(scenarios: readonly Scenario[], servers: Servers, silent: boolean): Promise<void> {
-  for (const s of scenarios) for (const t of targetsOf(s, silent)) await checkOnce(s, t, servers.get(t)!.base);
+async function checkAnswers(scenarios: readonly Scenario[], servers: Servers, choice: TargetChoice): Promise<void> {
+  for (const s of scenarios) for (const t of targetsOf(s, choice)) await checkOnce(s, t, servers.get(t)!.base);
 }
 
 const runKey = (s: Scenario, t: TargetName): string => `${s.id}\u0000${t}`;
@@ -77,11 +78,11 @@ async function runRounds(
   work: string,
 ): Promise<Map<string, RunRecord[]>> {
   const runs = new Map<string, RunRecord[]>();
-  const total = opts.rounds * scenarios.reduce((n, s) => n + targetsOf(s, opts.silent).length, 0);
+  const total = opts.rounds * scenarios.reduce((n, s) => n + targetsOf(s, opts).length, 0);
   let done = 0;
   for (let round = 0; round < opts.rounds; round++) {
     for (const [i, s] of scenarios.entries()) {
-      const targets = targetsOf(s, opts.silent);
+      const targets = targetsOf(s, opts);
       const shift = (round + i) % targets.length;
       const order = [...targets.slice(shift), ...targets.slice(0, shift)];
       for (const t of order) {
@@ -104,12 +105,12 @@ function progressLine(count: string, s: Scenario, t: TargetName, r: RunRecord): 
 function summaries(
   scenarios: readonly Scenario[],
   runs: ReadonlyMap<string, RunRecord[]>,
-  silent: boolean,
+  choice: TargetChoice,
 ): ScenarioResults {
   const results: ScenarioResults = new Map();
   for (const s of scenarios) {
     const byTarget = new Map<TargetName, Summary>();
-    for (const t of targetsOf(s, silent)) byTarget.set(t, summarize(runs.get(runKey(s, t)) ?? []));
+    for (const t of targetsOf(s, choice)) byTarget.set(t, summarize(runs.get(runKey(s, t)) ?? []));
     results.set(s.id, byTarget);
   }
   return results;

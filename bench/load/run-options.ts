@@ -15,6 +15,8 @@ export interface RunOptions {
   readonly expectBody: boolean;
   /** Also run ours with LOG_LEVEL=silent beside the defaults (BENCH_SILENT=0: not). */
   readonly silent: boolean;
+  /** Also run the necessary-work server (BENCH_NECESSARY=0: not; never on PostgreSQL). */
+  readonly necessary: boolean;
   readonly generator: LoadGenerator;
   readonly out: string | null;
 }
@@ -41,6 +43,7 @@ export function runOptions(env: NodeJS.ProcessEnv): RunOptions {
     growth: env['BENCH_GROWTH'] !== '0',
     expectBody: env['BENCH_EXPECT_BODY'] === '1',
     silent: env['BENCH_SILENT'] !== '0',
+    necessary: env['BENCH_NECESSARY'] !== '0' && (env['BENCH_DATABASE_URL'] ?? '') === '',
     generator,
     out: env['BENCH_OUT'] ?? (quick ? null : join(REPO_ROOT, 'bench', 'RESULTS.md')),
   };

@@ -69,13 +69,13 @@ export interface Target {
   readonly met: boolean | null;
 }
 
-const mib = (b: number): string => (Number.isFinite(b) ? (b / 1048576).toFixed(1) : 'n/a');
-const fixed = (n: number, d: number): string => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
-const ratio = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '');
-const pct = (n: number): string => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : 'n/a');
-const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+export const mib = (b: number): string => (Number.isFinite(b) ? (b / 1048576).toFixed(1) : 'n/a');
+export const fixed = (n: number, d: number): string => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+export const ratio = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '');
+export const pct = (n: number): string => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : 'n/a');
+export const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 
-function table(head: readonly string[], rows: readonly (readonly string[])[], align: string): string {
+export function table(head: readonly string[], rows: readonly (readonly string[])[], align: string): string {
   const cells = [head, ...rows];
   const widths = head.map((_, i) => Math.max(3, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: readonly string[]): string =>
@@ -92,6 +92,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
     'req/s',
     '±',
     'vs ceiling',
+    'vs necessary',
     'vs node-soap',
     'vs silent',
     'p50 ms',
@@ -101,6 +102,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
     'peak RSS MiB',
     'RSS vs ceiling',
     'server CPU',
+    'CPU µs/req',
     'load CPU',
     'other CPU',
     'bound by',
@@ -112,6 +114,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
     if (byTarget === undefined) continue;
     const ceiling = byTarget.get('ceiling');
     const peer = byTarget.get('node-soap');
+    const necessary = byTarget.get('necessary');
     const silent = byTarget.get('ours-silent');
     for (const [target, r] of byTarget) {
       rows.push([
@@ -121,6 +124,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
         int(r.rps),
         r.runs > 1 ? `${Math.round(((r.rpsMax - r.rpsMin) / 2 / r.rps) * 100)}%` : '',
         target === 'ceiling' || ceiling === undefined ? '' : pct(r.rps / ceiling.rps),
+        isOurs(target) && necessary !== undefined ? pct(r.rps / necessary.rps) : '',
         isOurs(target) && peer !== undefined ? ratio(r.rps / peer.rps) : '',
         target === 'ours' && silent !== undefined ? pct(r.rps / silent.rps) : '',
         fixed(r.p50, 2),
@@ -130,6 +134,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
         mib(r.peakRss),
         target === 'ceiling' || ceiling === undefined ? '' : ratio(r.peakRss / ceiling.peakRss),
         pct(r.serverCpu),
+        fixed((r.serverCpu * 1e6) / r.rps, 0),
         pct(r.loadCpu),
         pct(r.otherCpu),
         boundBy(r),
@@ -137,7 +142,7 @@ export function resultsTable(scenarios: readonly Scenario[], results: Results): 
       ]);
     }
   }
-  return table(head, rows, 'lllrrrrrrrrrrrrrrlr');
+  return table(head, rows, 'lllrrrrrrrrrrrrrrrrlr');
 }
 
 /**
@@ -174,99 +179,6 @@ export function growthTable(records: readonly GrowthRecord[]): string {
     g.error ?? '',
   ]);
   return table(head, rows, 'rlrrrrrrl');
-}
-
-/** The issue's targets, each computed from figures of the same run. */
-export function evaluateTargets(
-  scenarios: readonly Scenario[],
-  results: Results,
-  growth: readonly GrowthRecord[],
-): Target[] {
-  const out: Target[] = [];
-  const get = (id: string, t: TargetName): Summary | undefined => results.get(id)?.get(t);
-  const share = (id: string, min: number, label: string): void => {
-    const ours = get(id, 'ours');
-    const ceiling = get(id, 'ceiling');
-    if (ours === undefined || ceiling === undefined) return;
-    const r = ours.rps / ceiling.rps;
-    out.push({ name: `${label}: req/s vs ceiling`, measured: pct(r), goal: `≥ ${pct(min)}`, met: r >= min });
-  };
-  share('token-soap11', 0.7, 'GetTokenDevice SOAP 1.1');
-  share('token-soap12', 0.7, 'GetTokenDevice SOAP 1.2');
-  share('token-get', 0.8, 'GetTokenDevice HTTP GET');
-  share('token-post', 0.8, 'GetTokenDevice HTTP POST');
-  // What the access log costs: ours as shipped against ours with LOG_LEVEL=silent, same run.
-  for (const id of ['token-soap11', 'token-soap12', 'token-get', 'token-post', 'school-soap11', 'school-get']) {
-    const ours = get(id, 'ours');
-    const silent = get(id, 'ours-silent');
-    const title = scenarios.find((x) => x.id === id);
-    if (ours === undefined || silent === undefined || title === undefined) continue;
-    const r = ours.rps / silent.rps;
-    out.push({
-      name: `${title.title} ${title.binding}: req/s with the access log vs silent`,
-      measured: pct(r),
-      goal: '≥ 90%',
-      met: r >= 0.9,
-    });
-  }
-  const bigOurs = get('school1000-soap11', 'ours');
-  const bigPeer = get('school1000-soap11', 'node-soap');
-  if (bigOurs !== undefined && bigPeer !== undefined) {
-    const r = bigOurs.rps / bigPeer.rps;
-    out.push({
-      name: 'GetStudentSchool 1,000 students: req/s vs node-soap',
-      measured: ratio(r),
-      goal: '≥ 20×',
-      met: r >= 20,
-    });
-  }
-  for (const s of scenarios) {
-    const ours = get(s.id, 'ours');
-    const ceiling = get(s.id, 'ceiling');
-    if (ours === undefined || ceiling === undefined) continue;
-    const r = ours.p99 / ceiling.p99;
-    out.push({
-      name: `${s.title} ${s.binding}: p99 vs ceiling`,
-      measured: `${ratio(r)} (${fixed(ours.p99, 2)} / ${fixed(ceiling.p99, 2)} ms)`,
-      goal: '≤ 2×',
-      met: r <= 2,
-    });
-  }
-  for (const s of scenarios) {
-    const ours = get(s.id, 'ours');
-    const peer = get(s.id, 'node-soap');
-    if (ours === undefined || peer === undefined) continue;
-    out.push({
-      name: `${s.title} ${s.binding}: peak RSS vs node-soap`,
-      measured: `${mib(ours.peakRss)} / ${mib(peer.peakRss)} MiB`,
-      goal: '≤ node-soap',
-      met: ours.peakRss <= peer.peakRss,
-    });
-  }
-  const sizes = [...new Set(growth.map((g) => g.students))];
-  for (const n of sizes) {
-    const ours = growth.find((g) => g.students === n && g.target === 'ours');
-    const peer = growth.find((g) => g.students === n && g.target === 'node-soap');
-    if (ours === undefined || peer === undefined || ours.error !== undefined || peer.error !== undefined) continue;
-    out.push({
-      name: `Growth ${int(n)} students: peak RSS vs node-soap`,
-      measured: `${mib(ours.peakRss)} / ${mib(peer.peakRss)} MiB`,
-      goal: '≤ node-soap',
-      met: ours.peakRss <= peer.peakRss,
-    });
-  }
-  for (const s of scenarios) {
-    for (const [t, r] of results.get(s.id) ?? []) {
-      if (r.bad > 0)
-        out.push({
-          name: `${s.id} at ${t}: failed answers under load`,
-          measured: String(r.bad),
-          goal: '0',
-          met: false,
-        });
-    }
-  }
-  return out;
 }
 
 export function targetsTable(targets: readonly Target[]): string {

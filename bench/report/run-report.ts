@@ -18,6 +18,7 @@ const REPORTED_ENV = [
   'BENCH_LOAD',
   'BENCH_NICE',
   'BENCH_SILENT',
+  'BENCH_NECESSARY',
   'BENCH_DATABASE_URL',
   'SIS_LOG_SUCCESS_SAMPLE',
   'SIS_ANSWER_CACHE_BYTES',
@@ -56,7 +57,7 @@ export function reportBlock(opts: RunOptions, run: RunFacts, t: RunTables): stri
     '',
     '### Load scenarios',
     '',
-    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs node-soap" is our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when the load generator did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load' +
+    'req/s and latencies are the means over the rounds (± is half the spread of req/s between rounds); peak RSS is the highest VmHWM of the server process during any round (reset before each round through /proc/PID/clear_refs). "server CPU" and "load CPU" are shares of one core; "CPU µs/req" is the server\'s CPU time per answer (server CPU over req/s). "other CPU" is what the rest of the machine used meanwhile (other work disturbs the figures). "vs necessary" is our req/s over the necessary-work server\'s (only the work the answer needs, on the same database), "vs node-soap" our req/s over node-soap\'s. "bound by": server when the server used ≥ 85% of its core, load gen when the load generator did (the server had room: its rate is a floor), neither when the machine\'s other work held both back. "failed" counts non-2xx answers, socket errors and time-outs under load' +
       failedNote(opts) +
       '.',
     '',

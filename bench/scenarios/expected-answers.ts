@@ -10,11 +10,14 @@ export const TEXT_XML = 'text/xml; charset=utf-8';
 export const SOAP12_XML = 'application/soap+xml; charset=utf-8';
 const FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive'] as const;
 
+/** What a list answer writes of a student: the four fields, in this order. */
+export type StudentFields = Pick<Student, (typeof FIELDS)[number]>;
+
 export function soapEnvelope(ns: string, inner: string): string {
   return `${DECL}<soap:Envelope xmlns:soap="${ns}" xmlns:xsi="${XSI}" xmlns:xsd="${XSD}"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
 }
 
-export function soapStudents(students: readonly Student[]): string {
+export function soapStudents(students: readonly StudentFields[]): string {
   if (students.length === 0)
     return `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult /></GetStudentSchoolResponse>`;
   let out = `<GetStudentSchoolResponse xmlns="${NS}"><GetStudentSchoolResult>`;
@@ -29,7 +32,7 @@ export function soapStudents(students: readonly Student[]): string {
   return `${out}</GetStudentSchoolResult></GetStudentSchoolResponse>`;
 }
 
-export function httpStudents(students: readonly Student[]): string {
+export function httpStudents(students: readonly StudentFields[]): string {
   const open = `<ArrayOfStudentInfo xmlns:xsd="${XSD}" xmlns:xsi="${XSI}" xmlns="${NS}"`;
   if (students.length === 0) return `${DECL}\n${open} />`;
   let out = `${DECL}\n${open}>`;
@@ -44,14 +47,18 @@ export function httpStudents(students: readonly Student[]): string {
   return `${out}\n</ArrayOfStudentInfo>`;
 }
 
-export const soapTokenAnswer = (ns: string): string =>
+/** GetTokenDevice over SOAP; `text` is the token as element text (escaped). */
+export const soapTokenAnswer = (ns: string, text = xmlText(TOKEN)): string =>
   soapEnvelope(
     ns,
-    `<GetTokenDeviceResponse xmlns="${NS}"><GetTokenDeviceResult>${TOKEN}</GetTokenDeviceResult></GetTokenDeviceResponse>`,
+    `<GetTokenDeviceResponse xmlns="${NS}"><GetTokenDeviceResult>${text}</GetTokenDeviceResult></GetTokenDeviceResponse>`,
   );
 
+/** AuthCode's answer: an empty response element. */
+export const authCodeAnswer = (ns: string): string => soapEnvelope(ns, `<AuthCodeResponse xmlns="${NS}" />`);
+
 /** GetTokenDevice over HTTP GET or POST. */
-export const httpTokenAnswer = (): string => `${DECL}\n<string xmlns="${NS}">${TOKEN}</string>`;
+export const httpTokenAnswer = (text = xmlText(TOKEN)): string => `${DECL}\n<string xmlns="${NS}">${text}</string>`;
 
 /** The values node-soap's list must hold, in order: every field ASMX writes with text. */
 export function studentValues(students: readonly Student[]): string[] {

@@ -2,10 +2,11 @@
 
 /**
  * `ours` runs as `npm start` does (logging at info, JSON lines to stdout, here a file);
- * `ours-silent` is the same with LOG_LEVEL=silent, for what the access log costs.
+ * `ours-silent` is the same with LOG_LEVEL=silent, for what the access log costs; `necessary`
+ * does only the work a scenario's answer needs (targets/necessary-server.ts).
  */
-export type TargetName = 'ceiling' | 'node-soap' | 'ours' | 'ours-silent';
-export const TARGETS: readonly TargetName[] = ['ceiling', 'node-soap', 'ours', 'ours-silent'];
+export type TargetName = 'ceiling' | 'necessary' | 'node-soap' | 'ours' | 'ours-silent';
+export const TARGETS: readonly TargetName[] = ['ceiling', 'necessary', 'node-soap', 'ours', 'ours-silent'];
 
 /** Ours in either configuration: the same answers, the same paths. */
 export const isOurs = (t: TargetName): boolean => t === 'ours' || t === 'ours-silent';
@@ -32,6 +33,16 @@ export interface PeerExpectation {
   readonly items?: number;
 }
 
+/**
+ * The work a scenario's answer cannot do without, for the necessary-work server: which
+ * operation, where its parameters are, and (SOAP) the envelope's namespace.
+ */
+export interface NecessaryWork {
+  readonly op: 'token' | 'school' | 'authcode';
+  readonly from: 'soap' | 'query' | 'form';
+  readonly soapNs?: string;
+}
+
 export interface Scenario {
   readonly id: string;
   readonly title: string;
@@ -43,16 +54,33 @@ export interface Scenario {
   readonly peer?: PeerExpectation;
   /** The operation writes (AuthCode): the ceiling answers without writing anything. */
   readonly writes?: boolean;
+  /** Absent where the necessary-work server has no counterpart (the growth check). */
+  readonly necessary?: NecessaryWork;
+}
+
+/** Which optional targets a run has: ours with LOG_LEVEL=silent, the necessary-work server. */
+export interface TargetChoice {
+  readonly silent: boolean;
+  readonly necessary: boolean;
 }
 
 /** The targets a scenario runs against: node-soap only where it serves the binding. */
-export function targetsOf(s: Scenario, withSilent = true): TargetName[] {
-  return TARGETS.filter((t) => (t !== 'node-soap' || s.peerPath !== undefined) && (t !== 'ours-silent' || withSilent));
+export function targetsOf(s: Scenario, choice: TargetChoice = { silent: true, necessary: true }): TargetName[] {
+  return TARGETS.filter(
+    (t) =>
+      (t !== 'node-soap' || s.peerPath !== undefined) &&
+      (t !== 'ours-silent' || choice.silent) &&
+      (t !== 'necessary' || (choice.necessary && s.necessary !== undefined)),
+  );
 }
 
 /** Each target's path: ours is ASMX's; the ceiling keys its fixed answers by scenario. */
 export function pathFor(s: Scenario, target: TargetName): string {
   if (target === 'ceiling') return `/ceiling/${s.id}`;
+  if (target === 'necessary') {
+    const q = s.request.path.indexOf('?');
+    return `/necessary/${s.id}${q < 0 ? '' : s.request.path.slice(q)}`;
+  }
   if (target === 'node-soap') return s.peerPath ?? s.request.path;
   return s.request.path;
 }

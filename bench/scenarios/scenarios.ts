@@ -3,10 +3,11 @@
  * (expected-answers.ts) are written from the captured ASMX formats (test/golden), independently
  * of src/, so a fast wrong answer fails the check instead of winning the race.
  */
-import { NS, SOAP11_NS, SOAP12_NS } from './asmx-xml.js';
+import { SOAP11_NS, SOAP12_NS } from './asmx-xml.js';
 import { BIG_SCHOOL, SMALL_SCHOOL, TOKEN, TOKEN_ID, activeStudents, growthSchool } from './datasets.js';
 import type { Dataset, Student } from './datasets.js';
 import {
+  authCodeAnswer,
   SOAP12_XML,
   TEXT_XML,
   httpStudents,
@@ -36,6 +37,7 @@ export function gssSoap11(id: string, title: string, school: string, students: r
     expected: { status: 200, contentType: TEXT_XML, body: soapEnvelope(SOAP11_NS, soapStudents(students)) },
     peerPath: '/NotificationNotes.asmx',
     peer: { values: studentValues(students), items: students.length },
+    necessary: { op: 'school', from: 'soap', soapNs: SOAP11_NS },
   };
 }
 
@@ -56,6 +58,7 @@ function tokenScenarios(): Scenario[] {
       expected: { status: 200, contentType: TEXT_XML, body: soapTokenAnswer(SOAP11_NS) },
       peerPath: '/PushNotificationMobile.asmx',
       peer: tokenPeer,
+      necessary: { op: 'token', from: 'soap', soapNs: SOAP11_NS },
     },
     {
       id: 'token-soap12',
@@ -71,6 +74,7 @@ function tokenScenarios(): Scenario[] {
       // node-soap answers one envelope version per listener: its 1.2 listener has its own path.
       peerPath: '/soap12/PushNotificationMobile.asmx',
       peer: tokenPeer,
+      necessary: { op: 'token', from: 'soap', soapNs: SOAP12_NS },
     },
     {
       id: 'token-get',
@@ -78,6 +82,7 @@ function tokenScenarios(): Scenario[] {
       binding: 'HTTP GET',
       request: { method: 'GET', path: `/PushNotificationMobile.asmx/GetTokenDevice?id=${TOKEN_ID}`, headers: {} },
       expected: { status: 200, contentType: TEXT_XML, body: httpTokenAnswer() },
+      necessary: { op: 'token', from: 'query' },
     },
     {
       id: 'token-post',
@@ -90,6 +95,7 @@ function tokenScenarios(): Scenario[] {
         body: `id=${TOKEN_ID}`,
       },
       expected: { status: 200, contentType: TEXT_XML, body: httpTokenAnswer() },
+      necessary: { op: 'token', from: 'form' },
     },
   ];
 }
@@ -110,6 +116,7 @@ function schoolScenarios(dataset: Dataset): Scenario[] {
         headers: {},
       },
       expected: { status: 200, contentType: TEXT_XML, body: httpStudents(small) },
+      necessary: { op: 'school', from: 'query' },
     },
     gssSoap11('school1000-soap11', `GetStudentSchool (${big.length} students)`, BIG_SCHOOL, big),
   ];
@@ -133,11 +140,12 @@ function authCodeScenario(): Scenario {
     expected: {
       status: 200,
       contentType: TEXT_XML,
-      body: soapEnvelope(SOAP11_NS, `<AuthCodeResponse xmlns="${NS}" />`),
+      body: authCodeAnswer(SOAP11_NS),
     },
     peerPath: '/AuthCodeSending.asmx',
     peer: { values: [] },
     writes: true,
+    necessary: { op: 'authcode', from: 'soap', soapNs: SOAP11_NS },
   };
 }
 

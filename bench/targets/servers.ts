@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FixedAnswer } from './ceiling-server.js';
+import type { NecessaryRoute } from './necessary-server.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from '../load/processes.js';
 import type { Child } from '../load/processes.js';
 import { pathFor } from '../scenarios/scenario.js';
@@ -15,6 +16,20 @@ export interface Server {
   /** `http://127.0.0.1:PORT` */
   readonly base: string;
 }
+
+/** How a server's node is started: flags (a profiler), a command in front (valgrind), a longer wait. */
+export interface Launch {
+  readonly nodeFlags?: readonly string[];
+  readonly wrapper?: readonly string[];
+  /** How long to wait for its first answer (default 15 s; valgrind needs far longer). */
+  readonly upTimeoutMs?: number;
+}
+
+const launchCommand = (
+  core: string | null,
+  launch: Launch,
+  args: readonly string[],
+): { file: string; args: string[] } => nodeCommand(core, [...(launch.nodeFlags ?? []), ...args], launch.wrapper);
 
 /** A SQLite file of the run's, or the database named by BENCH_DATABASE_URL (PostgreSQL) for every server. */
 const dbUrl = (file: string): string => process.env['BENCH_DATABASE_URL'] ?? `sqlite:${file}`;
@@ -38,7 +53,7 @@ export async function startOurs(
   core: string | null,
   dbFile: string,
   logFile: string,
-  options: { silent?: boolean; nodeFlags?: readonly string[] } = {},
+  options: Launch & { silent?: boolean } = {},
 ): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -56,10 +71,10 @@ export async function startOurs(
   if (options.silent === true) env['LOG_LEVEL'] = 'silent';
   const fd = openSync(logFile, 'a');
   const target = options.silent === true ? 'ours-silent' : 'ours';
-  const child = startChild(target, nodeCommand(core, [...(options.nodeFlags ?? []), CLI, 'serve']), env, fd);
+  const child = startChild(target, launchCommand(core, options, [CLI, 'serve']), env, fd);
   closeSync(fd);
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`);
+  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`, options.upTimeoutMs);
   return { target, child, base };
 }
 
@@ -77,12 +92,12 @@ export async function startPeer(
   core: string | null,
   dbFile: string,
   wsdlDir: string,
-  nodeFlags: readonly string[] = [],
+  launch: Launch = {},
 ): Promise<Server> {
   const port = await freePort();
   const child = startChild(
     'node-soap',
-    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'targets/peer-server.js'), wsdlDir, ...SERVICES]),
+    launchCommand(core, launch, [join(BENCH_DIST, 'targets/peer-server.js'), wsdlDir, ...SERVICES]),
     {
       ...process.env,
       SIS_DATABASE_URL: dbUrl(dbFile),
@@ -90,7 +105,7 @@ export async function startPeer(
     },
   );
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?wsdl`);
+  await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?wsdl`, launch.upTimeoutMs);
   return { target: 'node-soap', child, base };
 }
 
@@ -98,7 +113,7 @@ export async function startCeiling(
   core: string | null,
   scenarios: readonly Scenario[],
   work: string,
-  nodeFlags: readonly string[] = [],
+  launch: Launch = {},
 ): Promise<Server> {
   const table: Record<string, FixedAnswer> = {};
   for (const s of scenarios) table[pathFor(s, 'ceiling')] = s.expected;
@@ -107,13 +122,44 @@ export async function startCeiling(
   const port = await freePort();
   const child = startChild(
     'ceiling',
-    nodeCommand(core, [...nodeFlags, join(BENCH_DIST, 'targets/ceiling-server.js'), file]),
+    launchCommand(core, launch, [join(BENCH_DIST, 'targets/ceiling-server.js'), file]),
     {
       ...process.env,
       PORT: String(port),
     },
   );
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilUp(child, `${base}/`);
+  await waitUntilUp(child, `${base}/`, launch.upTimeoutMs);
   return { target: 'ceiling', child, base };
+}
+
+/**
+ * The necessary-work server on the run's SQLite file (it has no PostgreSQL counterpart: with
+ * BENCH_DATABASE_URL it is not run).
+ */
+export async function startNecessary(
+  core: string | null,
+  scenarios: readonly Scenario[],
+  dbFile: string,
+  work: string,
+  launch: Launch = {},
+): Promise<Server> {
+  const table: Record<string, NecessaryRoute> = {};
+  for (const s of scenarios) {
+    if (s.necessary === undefined) continue;
+    const path = pathFor(s, 'necessary');
+    const q = path.indexOf('?');
+    table[q < 0 ? path : path.slice(0, q)] = { work: s.necessary, contentType: s.expected.contentType };
+  }
+  const file = join(work, 'necessary-routes.json');
+  writeFileSync(file, JSON.stringify(table));
+  const port = await freePort();
+  const script = join(BENCH_DIST, 'targets/necessary-server.js');
+  const child = startChild('necessary', launchCommand(core, launch, [script, dbFile, file]), {
+    ...process.env,
+    PORT: String(port),
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${base}/`, launch.upTimeoutMs);
+  return { target: 'necessary', child, base };
 }

@@ -35,42 +35,42 @@ export async function storeCases(data: Dataset, bigCount: number): Promise<Store
   };
   const cases: MicroCase[] = [
     {
-      group: 'store',
+      group: 'lookup',
       name: 'SqlStore.deviceToken (Kysely over better-sqlite3)',
       fn: () => store.deviceToken('1'),
       async: true,
     },
     {
-      group: 'store',
+      group: 'lookup',
       name: 'better-sqlite3 prepare + get each time (what Kysely does)',
       fn: () => raw.prepare(tokenSql).get('1'),
     },
-    { group: 'store', name: 'better-sqlite3 prepared statement .get', fn: () => tokenStmt.get('1') },
+    { group: 'lookup', name: 'necessary: better-sqlite3 prepared statement .get', fn: () => tokenStmt.get('1') },
     {
-      group: 'store',
+      group: 'lookup',
       name: `SqlStore.studentsOfSchool (${bigCount} students)`,
       fn: () => store.studentsOfSchool(BIG_SCHOOL, '1'),
       async: true,
     },
     {
-      group: 'store',
+      group: 'lookup',
       name: `SqlStore.studentsOfSchoolPages, one page (${bigCount} students)`,
       fn: () => allPages(BIG_SCHOOL, 1000),
       async: true,
     },
     {
-      group: 'store',
+      group: 'lookup',
       name: `SqlStore.studentsOfSchoolPages, snapshot pages of 100 (${bigCount} students)`,
       fn: () => allPages(BIG_SCHOOL, 100),
       async: true,
     },
     {
-      group: 'store',
+      group: 'lookup',
       name: `better-sqlite3 prepared statement .all (${bigCount} students)`,
       fn: () => studentsStmt.all(BIG_SCHOOL, '1'),
     },
     {
-      group: 'store',
+      group: 'lookup',
       name: `better-sqlite3 prepared .raw().all, arrays (${bigCount} students)`,
       fn: () => studentsArrays.all(BIG_SCHOOL, '1'),
     },

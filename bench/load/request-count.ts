@@ -27,7 +27,11 @@ export async function sendCount(
           (res.statusCode ?? 0) < 300 ? done() : fail(new Error(`${path}: HTTP ${res.statusCode}`)),
         );
       });
-      r.once('error', fail);
+      // A kept-alive connection the server closed as idle (its keep-alive timeout passed while
+      // callgrind_control ran) fails the next request sent on it: send that one again.
+      r.once('error', (err: NodeJS.ErrnoException) =>
+        r.reusedSocket && err.code === 'ECONNRESET' ? one().then(done, fail) : fail(err),
+      );
       r.end(body);
     });
   let next = 0;

@@ -1,4 +1,6 @@
+import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
 import { HttpBindingError } from '../errors/errors.js';
+import type { ArgValue, ParamType } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
 import { escapeHtml, hasXmlForbiddenChar } from '../xml/escape.js';
 import { emptyArgs } from './types.js';
@@ -46,19 +48,22 @@ export function bindHttpArgs(op: Operation, fields: ReadonlyMap<string, string>)
         ),
       );
     }
-    if (p.type === 'char') {
-      // Convert.ChangeType(string, char): exactly one UTF-16 unit, taken literally.
-      if (value.length !== 1) {
-        throw new HttpBindingError(
-          `${escapeHtml(`Cannot convert ${value} to System.Char.`)}\r\nParameter name: type ---> String must be exactly one character long.`,
-        );
-      }
-      args[p.name] = value.charCodeAt(0);
-    } else {
-      args[p.name] = value;
-    }
+    args[p.name] = readFormValue(p.type, value);
   }
   return { op, args };
+}
+
+/** Convert.ChangeType(value, type, InvariantCulture) as scalars.ts reads it, with ASMX's message when it fails. */
+function readFormValue(type: ParamType, value: string): ArgValue {
+  const scalar = scalarOf(type);
+  try {
+    return scalar.fromForm(value);
+  } catch (err) {
+    if (!(err instanceof ScalarFormatError)) throw err;
+    throw new HttpBindingError(
+      `${escapeHtml(`Cannot convert ${value} to ${scalar.dotNet}.`)}\r\nParameter name: type ---> ${escapeHtml(err.reason)}`,
+    );
+  }
 }
 
 const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;

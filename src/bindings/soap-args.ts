@@ -1,23 +1,24 @@
+import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
 import { SoapFaultError, UNABLE_TO_READ, XmlReadError } from '../errors/errors.js';
 import type { Operation } from '../operations/index.js';
+import type { ArgValue, ParamType } from '../contract/types.js';
 import type { ParamText } from '../xml/envelope-reader.js';
 import { emptyArgs } from './types.js';
 import type { Call } from './types.js';
 
-const XML_WS = /^[ \t\r\n]+|[ \t\r\n]+$/g;
-
 /**
  * Binds the children of the operation element to arguments as XmlSerializer does: by local name
  * in the service namespace, in any order, the first duplicate winning; a missing string is null,
- * an empty or nil one "". When the body element is not the operation's, every argument keeps its
- * default (null, or '\0' for a char), as ASMX runs the method anyway.
+ * an empty or nil one "", other types as their entry in the table reads them (scalars.ts). When the
+ * body element is not the operation's, every argument keeps its default (null, or .NET's default of
+ * a value type: 0, '\0', false), as ASMX runs the method anyway.
  */
 export function bindSoapArgs(op: Operation, params: ReadonlyMap<string, ParamText> | null): Call {
   const args = emptyArgs();
   for (const p of op.params) {
     const found = params?.get(p.name);
     if (found === undefined) {
-      args[p.name] = p.type === 'char' ? 0 : null;
+      args[p.name] = scalarOf(p.type).soapMissing;
       continue;
     }
     // ReadElementString refuses element content: an XmlException, which ASMX answers with 400.
@@ -27,28 +28,25 @@ export function bindSoapArgs(op: Operation, params: ReadonlyMap<string, ParamTex
         false,
       );
     }
-    args[p.name] = p.type === 'char' ? readSoapChar(found) : found.nil ? '' : found.text;
+    args[p.name] = readSoapValue(p.type, found);
   }
   return { op, args };
 }
 
 /**
- * A SOAP `char` is an xs:unsignedShort: the UTF-16 code, XML white space around it allowed
- * (`49` is '1'). Decision 8: a single non-digit character is also taken literally (`Y`), where
- * ASMX faults. Everything else gets ASMX's Client fault, with its line and column.
+ * A value in XmlConvert's form, white space around it allowed (scalars.ts); one that does not
+ * convert gets ASMX's Client fault, with its line and column.
  */
-function readSoapChar(param: ParamText): number {
-  const value = param.nil ? '' : param.text.replace(XML_WS, '');
-  if (/^[0-9]+$/.test(value)) {
-    const n = Number(value);
-    if (n <= 0xffff) return n;
-    throw charFault(param, 'Value was either too large or too small for a UInt16.');
+function readSoapValue(type: ParamType, param: ParamText): ArgValue {
+  try {
+    return scalarOf(type).fromXml(param.nil ? '' : param.text);
+  } catch (err) {
+    if (err instanceof ScalarFormatError) throw valueFault(param, err.reason);
+    throw err;
   }
-  if (value.length === 1 && !param.nil) return value.charCodeAt(0);
-  throw charFault(param, 'Input string was not in a correct format.');
 }
 
-function charFault(param: ParamText, reason: string): SoapFaultError {
+function valueFault(param: ParamText, reason: string): SoapFaultError {
   const { line, column } = param.after;
   return new SoapFaultError(
     'Client',

@@ -3,12 +3,15 @@
  * writing, WSDL, disco, help pages and the conformance tests all read these descriptions, so an
  * operation is added in one place.
  */
+import { isScalarName } from './scalars.js';
+import type { NullableValueOf, ScalarName, ScalarValue } from './scalars.js';
 
 /**
- * A parameter's .NET type as ASMX declares it. `char` is System.Char: on the SOAP wire an
- * xs:unsignedShort (the UTF-16 code, `49` for '1'), in HTTP GET/POST one literal character.
+ * A parameter's .NET type: a simple type of the table (scalars.ts), whose entry says how each
+ * binding reads it. `char` is System.Char: on the SOAP wire an xs:unsignedShort (the UTF-16 code,
+ * `49` for '1'), in HTTP GET/POST one literal character.
  */
-export type ParamType = 'string' | 'char';
+export type ParamType = ScalarName;
 
 export interface ParamSpec {
   readonly name: string;
@@ -23,10 +26,10 @@ export interface StructSpec {
   readonly fields: readonly string[];
 }
 
-/** The .NET return type: void, string, T[] (a list of a struct) or a struct. */
+/** The .NET return type: void, a simple type of the table (scalars.ts), T[] (a list of a struct) or a struct. */
 export type ResultSpec =
   | { readonly kind: 'void' }
-  | { readonly kind: 'string' }
+  | ScalarResultSpec
   | { readonly kind: 'list'; readonly item: StructSpec }
   | { readonly kind: 'struct'; readonly struct: StructSpec };
 
@@ -43,25 +46,35 @@ export type ListPages = AsyncIterable<ReadonlyArray<StructValue | null>>;
  */
 export type ListValue = ReadonlyArray<StructValue | null> | ListPages | null;
 
-type ArgOf<T extends ParamType> = T extends 'char' ? number : string | null;
+/** A result of a simple type: `{ kind: 'int' }`. */
+export interface ScalarResultSpec {
+  readonly kind: ScalarName;
+}
 
 /** The typed arguments of an operation: a string is null when absent (SOAP), a char is its UTF-16 code. */
 export type ArgsOf<P extends readonly ParamSpec[]> = {
-  readonly [K in P[number] as K['name']]: ArgOf<K['type']>;
+  readonly [K in P[number] as K['name']]: NullableValueOf<K['type']>;
 };
 
 export type ValueOf<R extends ResultSpec> = R extends { kind: 'void' }
   ? void
-  : R extends { kind: 'string' }
-    ? string | null
-    : R extends { kind: 'list' }
-      ? ListValue
-      : StructValue | null;
+  : R extends { kind: 'list' }
+    ? ListValue
+    : R extends { kind: 'struct' }
+      ? StructValue | null
+      : R extends { kind: infer N extends ScalarName }
+        ? NullableValueOf<N>
+        : never;
 
 /** Any argument value, as bindings hand it over before typing. */
-export type ArgValue = string | number | null;
+export type ArgValue = ScalarValue | null;
 /** Any result value, as bindings write it. */
-export type ResultValue = void | string | null | ListValue | StructValue;
+export type ResultValue = void | ScalarValue | null | ListValue | StructValue;
+
+/** True for a result of a simple type, whose entry in the table (scalars.ts) says how it is written. */
+export function isScalarResult(result: ResultSpec): result is ScalarResultSpec {
+  return isScalarName(result.kind);
+}
 
 export interface OperationSpec<
   P extends readonly ParamSpec[] = readonly ParamSpec[],

@@ -3,6 +3,7 @@
  * shape .NET's help page shows them and our service answers: headers, a blank line, then the
  * indented XML (or form body), with the parts a caller fills in marked as placeholders.
  */
+import { scalarOf } from '../contract/scalars.js';
 import type { OperationSpec, ResultSpec, StructSpec } from '../contract/types.js';
 import { escapeAttr } from '../xml/escape.js';
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS, XML_DECLARATION, XSD_NS, XSI_NS } from '../xml/namespaces.js';
@@ -54,7 +55,7 @@ function nodeLines(node: SampleNode, depth: number): Line[] {
 }
 
 function structNode(name: string, struct: StructSpec): SampleNode {
-  return { name, children: struct.fields.map((f) => ({ name: f, value: 'string' })) };
+  return { name, children: struct.fields.map((f) => ({ name: f, value: scalarOf('string').sample })) };
 }
 
 /** A result value under the given element name; lists show two items, as .NET's samples do. */
@@ -62,14 +63,14 @@ function resultNode(name: string, result: ResultSpec): SampleNode | null {
   switch (result.kind) {
     case 'void':
       return null;
-    case 'string':
-      return { name, value: 'string' };
     case 'struct':
       return structNode(name, result.struct);
     case 'list': {
       const item = structNode(result.item.name, result.item);
       return { name, children: [item, item] };
     }
+    default:
+      return { name, value: scalarOf(result.kind).sample };
   }
 }
 
@@ -93,8 +94,8 @@ function soapSample(op: OperationSpec, target: SampleTarget, version: '1.1' | '1
   const request: SampleNode = {
     name: op.name,
     xmlns: target.namespace,
-    // SOAP carries a char as its numeric code; the sample names the type, as .NET's does.
-    children: op.params.map((p) => ({ name: p.name, value: p.type })),
+    // The sample names the type, as .NET's does (a char too, though SOAP carries its numeric code).
+    children: op.params.map((p) => ({ name: p.name, value: scalarOf(p.type).sample })),
   };
   const result = resultNode(`${op.name}Result`, op.result);
   const response: SampleNode = {
@@ -113,7 +114,10 @@ function soapSample(op: OperationSpec, target: SampleTarget, version: '1.1' | '1
   };
 }
 
-/** HTTP parameters are strings on the wire, a char being one literal character. */
+/**
+ * HTTP parameters are strings whatever their type (the WSDL's HTTP message parts are all
+ * `s:string`), so .NET's sample shows `string` for an int or a char too.
+ */
 function formPairs(op: OperationSpec): Piece[] {
   return op.params.flatMap((p, i): Piece[] => [`${i === 0 ? '' : '&'}${p.name}=`, { placeholder: 'string' }]);
 }

@@ -2,6 +2,8 @@
  * Names the metadata documents derive from the contract, each rule in one place so WSDL, disco
  * and help pages cannot disagree.
  */
+import { isScalarName, scalarOf } from '../contract/scalars.js';
+import type { ScalarName } from '../contract/scalars.js';
 import type { OperationSpec, ResultSpec } from '../contract/types.js';
 
 export const WSDL_NS = 'http://schemas.xmlsoap.org/wsdl/';
@@ -22,12 +24,12 @@ export function httpResultElementName(result: ResultSpec): string | null {
   switch (result.kind) {
     case 'void':
       return null;
-    case 'string':
-      return 'string';
     case 'list':
       return arrayTypeName(result.item.name);
     case 'struct':
       return result.struct.name;
+    default:
+      return scalarOf(result.kind).element;
   }
 }
 
@@ -35,6 +37,18 @@ export function arrayTypeName(itemName: string): string {
   return `ArrayOf${itemName}`;
 }
 
-export function usesChar(operations: readonly OperationSpec[]): boolean {
-  return operations.some((op) => op.params.some((p) => p.type === 'char'));
+/**
+ * The types of ASMX's own namespace (`s1:char`) a service's parameters or results use, each once,
+ * in the order first met: the WSDL declares `xmlns:s1` and defines them only when there are some.
+ */
+export function ownTypesUsed(operations: readonly OperationSpec[]): readonly ScalarName[] {
+  const used = new Set<ScalarName>();
+  const meet = (type: string): void => {
+    if (isScalarName(type) && scalarOf(type).restricts !== undefined) used.add(type);
+  };
+  for (const op of operations) {
+    for (const p of op.params) meet(p.type);
+    meet(op.result.kind);
+  }
+  return [...used];
 }

@@ -3,14 +3,17 @@
  * and response wrappers followed by the complex types first met there, then the global elements
  * the HTTP GET/POST bindings return (exported after all SOAP ones, each once).
  */
+import { scalarOf } from '../contract/scalars.js';
+import type { ScalarName } from '../contract/scalars.js';
+import { isScalarResult } from '../contract/types.js';
 import type { OperationSpec, ParamSpec, ResultSpec, StructSpec } from '../contract/types.js';
-import { arrayTypeName, httpResultElementName, MS_TYPES_NS, usesChar } from './names.js';
+import { arrayTypeName, httpResultElementName, MS_TYPES_NS, ownTypesUsed } from './names.js';
 import { el, type XmlElement } from './xml-tree.js';
 
 export function wsdlTypes(operations: readonly OperationSpec[], namespace: string): XmlElement {
-  const hasChar = usesChar(operations);
+  const ownTypes = ownTypesUsed(operations);
   const items: XmlElement[] = [];
-  if (hasChar) items.push(el('s:import', { namespace: MS_TYPES_NS }));
+  if (ownTypes.length > 0) items.push(el('s:import', { namespace: MS_TYPES_NS }));
 
   const definedTypes = new Set<string>();
   for (const op of operations) {
@@ -27,16 +30,18 @@ export function wsdlTypes(operations: readonly OperationSpec[], namespace: strin
     const type = resultType(op.result);
     if (name === null || type === null || globals.has(name)) continue;
     globals.add(name);
-    items.push(el('s:element', { name, nillable: 'true', type }));
+    // A value type's root is never nil: XmlSchemaExporter writes `<s:element name="int" type="s:int" />`.
+    const valueType = isScalarResult(op.result) && scalarOf(op.result.kind).valueType;
+    items.push(el('s:element', valueType ? { name, type } : { name, nillable: 'true', type }));
   }
 
   const schemas = [el('s:schema', { elementFormDefault: 'qualified', targetNamespace: namespace }, items)];
-  if (hasChar) {
-    schemas.push(
-      el('s:schema', { elementFormDefault: 'qualified', targetNamespace: MS_TYPES_NS }, [
-        el('s:simpleType', { name: 'char' }, [el('s:restriction', { base: 's:unsignedShort' })]),
-      ]),
-    );
+  if (ownTypes.length > 0) {
+    const simpleTypes = ownTypes.map((type) => {
+      const { xsd, restricts = '' } = scalarOf(type);
+      return el('s:simpleType', { name: xsd.slice(xsd.indexOf(':') + 1) }, [el('s:restriction', { base: restricts })]);
+    });
+    schemas.push(el('s:schema', { elementFormDefault: 'qualified', targetNamespace: MS_TYPES_NS }, simpleTypes));
   }
   return el('wsdl:types', {}, schemas);
 }
@@ -47,17 +52,17 @@ function sequenceType(elements: readonly XmlElement[]): XmlElement {
 }
 
 function paramElement(param: ParamSpec): XmlElement {
-  // A char is a value type: always present, so minOccurs 1.
-  return param.type === 'char'
-    ? el('s:element', { minOccurs: '1', maxOccurs: '1', name: param.name, type: 's1:char' })
-    : stringElement(param.name);
+  return scalarElement(param.name, param.type);
 }
 
-function stringElement(name: string): XmlElement {
-  return el('s:element', { minOccurs: '0', maxOccurs: '1', name, type: 's:string' });
+/** A value type is always present (minOccurs 1); a string may be left out. */
+function scalarElement(name: string, type: ScalarName): XmlElement {
+  const scalar = scalarOf(type);
+  return el('s:element', { minOccurs: scalar.valueType ? '1' : '0', maxOccurs: '1', name, type: scalar.xsd });
 }
 
 function resultElement(opName: string, result: ResultSpec): XmlElement | null {
+  if (isScalarResult(result)) return scalarElement(`${opName}Result`, result.kind);
   const type = resultType(result);
   return type === null ? null : el('s:element', { minOccurs: '0', maxOccurs: '1', name: `${opName}Result`, type });
 }
@@ -66,12 +71,12 @@ function resultType(result: ResultSpec): string | null {
   switch (result.kind) {
     case 'void':
       return null;
-    case 'string':
-      return 's:string';
     case 'list':
       return `tns:${arrayTypeName(result.item.name)}`;
     case 'struct':
       return `tns:${result.struct.name}`;
+    default:
+      return scalarOf(result.kind).xsd;
   }
 }
 
@@ -107,5 +112,11 @@ function complexTypesOf(result: ResultSpec, defined: Set<string>): XmlElement[] 
 }
 
 function structType(struct: StructSpec): XmlElement {
-  return el('s:complexType', { name: struct.name }, [el('s:sequence', {}, struct.fields.map(stringElement))]);
+  return el('s:complexType', { name: struct.name }, [
+    el(
+      's:sequence',
+      {},
+      struct.fields.map((f) => scalarElement(f, 'string')),
+    ),
+  ]);
 }

@@ -12,7 +12,7 @@ import {
   SOAP_ENCODING_NS,
   SOAP_HTTP_TRANSPORT,
   TEXT_MATCHING_NS,
-  usesChar,
+  ownTypesUsed,
   WSDL_HTTP_NS,
   WSDL_MIME_NS,
   WSDL_NS,
@@ -37,7 +37,7 @@ export function renderWsdl(service: ServiceSpec<unknown>, namespace: string, add
     'xmlns:mime': WSDL_MIME_NS,
     'xmlns:tns': namespace,
   };
-  if (usesChar(ops)) root['xmlns:s1'] = MS_TYPES_NS;
+  if (ownTypesUsed(ops).length > 0) root['xmlns:s1'] = MS_TYPES_NS;
   Object.assign(root, {
     'xmlns:s': XSD_NS,
     'xmlns:soap12': WSDL_SOAP12_NS,
@@ -88,6 +88,7 @@ function httpMessages(op: OperationSpec, verb: HttpVerb): XmlElement[] {
     el(
       'wsdl:message',
       { name: `${op.name}${verb}In` },
+      // Form and query fields are text whatever the parameter's type: ASMX types every part s:string.
       op.params.map((p) => el('wsdl:part', { name: p.name, type: 's:string' })),
     ),
     el(

@@ -1,4 +1,6 @@
 import { isListPages } from '../contract/list-pages.js';
+import { scalarOf } from '../contract/scalars.js';
+import type { Scalar, ScalarValue } from '../contract/scalars.js';
 import type { ListValue, ResultSpec, ResultValue, StructSpec, StructValue } from '../contract/types.js';
 import { ChunkedText } from './chunked-text.js';
 import type { Body } from './chunked-text.js';
@@ -49,27 +51,34 @@ export function createResultWriter(opName: string, result: ResultSpec, namespace
   switch (result.kind) {
     case 'void':
       return { soapBody: () => frame.empty, httpDocument: () => null };
-    case 'string':
-      return stringWriter(frame);
     case 'list':
       return listWriter(frame, result.item);
     case 'struct':
       return structWriter(frame, result.struct);
+    default:
+      return scalarWriter(frame, scalarOf(result.kind));
   }
 }
 
-function stringWriter({ ns, res, empty, open, close }: Frame): ResultWriter {
-  const nil = `<string ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
+/**
+ * A simple value in its XmlConvert text (scalars.ts), under `<OpResult>` in SOAP or as the root
+ * named after its type (`<int>`, `<string>`) in GET/POST. Only a string can be null.
+ */
+function scalarWriter({ ns, res, empty, open, close }: Frame, scalar: Scalar<ScalarValue>): ResultWriter {
+  const root = scalar.element;
+  const nil = `<${root} ${NS_DECLS} xsi:nil="true" xmlns="${ns}" />`;
   return {
     soapBody(value) {
-      const v = value as string | null | undefined;
+      const v = value as ScalarValue | null | undefined;
       if (v === null || v === undefined) return empty;
-      return `${open}${v === '' ? `<${res} />` : `<${res}>${escapeText(v)}</${res}>`}${close}`;
+      const text = escapeText(scalar.toXml(v));
+      return `${open}${text === '' ? `<${res} />` : `<${res}>${text}</${res}>`}${close}`;
     },
     httpDocument(value) {
-      const v = value as string | null | undefined;
+      const v = value as ScalarValue | null | undefined;
       if (v === null || v === undefined) return nil;
-      return v === '' ? `<string xmlns="${ns}" />` : `<string xmlns="${ns}">${escapeText(v)}</string>`;
+      const text = escapeText(scalar.toXml(v));
+      return text === '' ? `<${root} xmlns="${ns}" />` : `<${root} xmlns="${ns}">${text}</${root}>`;
     },
   };
 }

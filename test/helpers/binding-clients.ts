@@ -1,5 +1,7 @@
 import type { BindingName } from '../../src/bindings/types.js';
-import type { ListValue, ResultValue, StructValue } from '../../src/contract/types.js';
+import { scalarOf } from '../../src/contract/scalars.js';
+import { isScalarResult } from '../../src/contract/types.js';
+import type { ListValue, ParamSpec, ResultValue, StructValue } from '../../src/contract/types.js';
 import type { Operation } from '../../src/operations/index.js';
 import { rawRequest } from './raw-http.js';
 import type { RawResponse } from './raw-http.js';
@@ -12,7 +14,10 @@ const ENV: Readonly<Record<'soap11' | 'soap12', string>> = {
   soap12: 'http://www.w3.org/2003/05/soap-envelope',
 };
 
-/** Arguments as a caller thinks of them: strings, a char as its one character, null to leave out. */
+/**
+ * Arguments as a caller types them in a form: text (a char as its one character, an int in digits,
+ * a boolean `true`), null to leave out.
+ */
 export type PlainArgs = Readonly<Record<string, string | null>>;
 
 /**
@@ -32,11 +37,7 @@ function soapClient(name: 'soap11' | 'soap12'): BindingClient {
     async call(url, op, args, ns = 'http://tempuri.org/') {
       const params = op.params
         .filter((p) => args[p.name] !== null && args[p.name] !== undefined)
-        .map((p) => {
-          const v = args[p.name]!;
-          // WSDL-driven clients send a char as its UTF-16 code.
-          return `<${p.name}>${p.type === 'char' ? String(v.charCodeAt(0)) : esc(v)}</${p.name}>`;
-        })
+        .map((p) => `<${p.name}>${esc(xmlArg(p, args[p.name]!))}</${p.name}>`)
         .join('');
       const body = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENV[name]}"><soap:Body><${op.name} xmlns="${ns}">${params}</${op.name}></soap:Body></soap:Envelope>`;
       const action = `${ns}${ns.endsWith('/') ? '' : '/'}${op.name}`;
@@ -57,10 +58,16 @@ function soapClient(name: 'soap11' | 'soap12'): BindingClient {
   };
 }
 
+/** The typed argument in XmlConvert's form, as WSDL-driven clients send it (a char as its UTF-16 code). */
+function xmlArg(p: ParamSpec, text: string): string {
+  const scalar = scalarOf(p.type);
+  return scalar.toXml(scalar.fromForm(text));
+}
+
 function readSoapResult(op: Operation, result: El | undefined): ResultValue {
   if (op.result.kind === 'void') return undefined;
   if (result === undefined) return null;
-  if (op.result.kind === 'string') return result.text;
+  if (isScalarResult(op.result)) return scalarOf(op.result.kind).fromXml(result.text);
   if (op.result.kind === 'list') return result.children.map(readStruct);
   return readStruct(result);
 }
@@ -93,7 +100,7 @@ function httpClient(name: 'httpget' | 'httppost'): BindingClient {
       if (res.status !== 200 || op.result.kind === 'void') return { res, value: undefined };
       const root = parseXml(res.body.toString('utf8'));
       if (root.attrs.get(`{${XSI}}nil`) === 'true') return { res, value: null };
-      if (op.result.kind === 'string') return { res, value: root.text };
+      if (isScalarResult(op.result)) return { res, value: scalarOf(op.result.kind).fromXml(root.text) };
       if (op.result.kind === 'list') return { res, value: root.children.map(readStruct) as ListValue };
       return { res, value: readStruct(root) };
     },

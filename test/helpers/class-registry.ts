@@ -1,7 +1,8 @@
 /**
  * A service file the contract does not have, for tests only: `ClassRegistry.asmx`. Its operations
  * take the shapes the readers and writers handle (a string and a char in, a list of a struct out
- * with a null field, an empty one and a nil item; a struct; a string; void).
+ * with a null field, an empty one and a nil item; a struct; a string; void; an int in and out; a
+ * boolean in and out).
  * Given to the app beside the contract's operations, with no other edit, they are routed over the
  * four bindings, described by the WSDL, disco and help pages, and counted by the metrics: adding an
  * operation is one entry.
@@ -28,7 +29,7 @@ const CLASSES: readonly { readonly school: string; readonly grade: string; reado
 /** The classes ArchiveClass was given: a void operation shows it ran only by what it did. */
 export const archived: string[] = [];
 
-/** The sixth operation: a string and a char in, a list of a struct out. */
+/** A string and a char in, a list of a struct out. */
 export const ListClasses = defineOperation({
   service: CLASS_REGISTRY,
   name: 'ListClasses',
@@ -80,11 +81,49 @@ export const ArchiveClass = defineOperation({
   },
 });
 
+/** An int out, from an int in: what the table of simple types (src/contract/scalars.ts) gives every binding. */
+export const CountClasses = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'CountClasses',
+  doc: 'Counts the classes of a school from a grade up.',
+  params: [
+    { name: 'school_base_url', type: 'string', doc: 'the base URL that identifies the school' },
+    { name: 'from_grade', type: 'int', doc: 'the lowest grade counted' },
+  ],
+  result: { kind: 'int' },
+  async run(args) {
+    return CLASSES.filter((c) => c.school === args.school_base_url && Number(c.grade) >= args.from_grade).length;
+  },
+});
+
+/** A boolean out, from a boolean in. */
+export const HasClass = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'HasClass',
+  doc: 'Whether a class exists (and has a teacher, when asked).',
+  params: [
+    { name: 'class_id', type: 'string', doc: 'the class' },
+    { name: 'with_teacher', type: 'boolean', doc: 'count only a class with a teacher' },
+  ],
+  result: { kind: 'boolean' },
+  async run(args) {
+    const info = byId(args.class_id);
+    return info !== undefined && (!args.with_teacher || typeof info['teacher'] === 'string');
+  },
+});
+
 /**
  * ClassRegistry's operations, in the order its WSDL and help page list them: the struct before the
  * list of it, so the WSDL shows a type written once where first met.
  */
-export const classRegistry: readonly Operation[] = [GetClassInfo, ListClasses, GetClassTitle, ArchiveClass];
+export const classRegistry: readonly Operation[] = [
+  GetClassInfo,
+  ListClasses,
+  GetClassTitle,
+  ArchiveClass,
+  CountClasses,
+  HasClass,
+];
 
 /** What every binding must read back from ClassRegistry (the binding loop's cases). */
 export const CLASS_REGISTRY_CASES: BindingCases = {
@@ -120,5 +159,20 @@ export const CLASS_REGISTRY_CASES: BindingCases = {
           [`7A-${binding}`],
         ),
     },
+  ],
+  CountClasses: [
+    { title: 'answers an int', args: { school_base_url: 'http://a.example', from_grade: '8' }, expected: 1 },
+    { title: 'reads a signed int', args: { school_base_url: 'http://a.example', from_grade: '-1' }, expected: 4 },
+    { title: 'answers 0', args: { school_base_url: 'http://nowhere.example', from_grade: '0' }, expected: 0 },
+  ],
+  HasClass: [
+    { title: 'answers true', args: { class_id: '7A', with_teacher: 'true' }, expected: true },
+    {
+      title: 'answers false for a class without a teacher',
+      args: { class_id: '7B', with_teacher: 'true' },
+      expected: false,
+    },
+    { title: 'reads false', args: { class_id: '7B', with_teacher: 'false' }, expected: true },
+    { title: 'answers false for an unknown class', args: { class_id: 'nope', with_teacher: 'false' }, expected: false },
   ],
 };

@@ -1,16 +1,20 @@
 /**
- * Micro-benchmarks of the hot path, in-process: envelope reading, answer writing, routing, the
- * whole SOAP path without HTTP, and the store. Each case is warmed up, then timed in slices with
+ * Micro-benchmarks of the hot path, in-process, one group per piece a request passes through:
+ * envelope scan, routing, lookup (the store), answer text, reply write (node:http), log line,
+ * metrics; the whole SOAP path without HTTP; large answers. Beside ours, cases named
+ * "necessary:" do what the necessary-work server does for the same piece. Each case is warmed up, then timed in slices with
  * process.hrtime.bigint(); the median slice is reported.
  *
- * Usage: node dist/bench/micro.js [REGEX]   (BENCH_MICRO_SECONDS=1 per case)
+ * Usage: node dist/bench/micro.js [REGEX]   (BENCH_MICRO_SECONDS=1 per case; REGEX on
+ * "group case", e.g. 'lookup|log line')
  */
-import { mainDataset } from './datasets.js';
-import { soapFixtures } from './micro-fixtures.js';
-import { largeCases } from './micro-large-cases.js';
-import { checksum, measure } from './micro-measure.js';
-import { soapCases } from './micro-soap-cases.js';
-import { storeCases } from './micro-store-cases.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { soapFixtures } from './micro/fixtures.js';
+import { largeCases } from './micro/large-cases.js';
+import { checksum, measure } from './micro/measure.js';
+import { pieceCases } from './micro/piece-cases.js';
+import { soapCases } from './micro/soap-cases.js';
+import { storeCases } from './micro/store-cases.js';
 
 const filter = process.argv[2] === undefined ? null : new RegExp(process.argv[2]);
 const seconds = Number(process.env['BENCH_MICRO_SECONDS'] ?? 1);
@@ -19,7 +23,7 @@ async function main(): Promise<void> {
   const data = mainDataset();
   const fx = soapFixtures(data);
   const store = await storeCases(data, fx.big.length);
-  const cases = [...soapCases(fx), ...store.cases, ...largeCases(fx.schoolWriter)];
+  const cases = [...soapCases(fx), ...store.cases, ...pieceCases(), ...largeCases(fx.schoolWriter)];
 
   process.stdout.write(
     `Micro-benchmarks, Node ${process.version}, ${seconds} s per case (median of 5 slices after warm-up)\n\n`,

@@ -4,7 +4,7 @@
  * (our files, each package, node internals, GC, idle).
  *
  * Usage: node dist/bench/profile.js [SCENARIO_ID [TARGET]]   (default token-soap11 ours;
- * TARGET ours, ceiling or node-soap, to compare; BENCH_SECONDS=10, BENCH_CONNECTIONS=50,
+ * TARGET ours, ours-silent, ceiling, necessary or node-soap, to compare; BENCH_SECONDS=10, BENCH_CONNECTIONS=50,
  * BENCH_NICE and BENCH_LOAD as for the run; the .cpuprofile is kept and its path printed, for
  * Chrome DevTools).
  *        node dist/bench/profile.js FILE.cpuprofile  (sums up an existing profile).
@@ -12,16 +12,16 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './datasets.js';
-import { checkOnce } from './http-check.js';
-import { chooseGenerator } from './load-generator.js';
-import type { LoadResult, LoadSpec } from './load-spec.js';
-import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './processes.js';
-import { TARGETS, pathFor } from './scenario.js';
-import type { TargetName } from './scenario.js';
-import { scenarios } from './scenarios.js';
-import { fetchWsdl, importDataset, startCeiling, startOurs, startPeer } from './servers.js';
-import type { Server } from './servers.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { checkOnce } from './targets/http-check.js';
+import { chooseGenerator } from './load/generator.js';
+import type { LoadResult, LoadSpec } from './load/spec.js';
+import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './load/processes.js';
+import { TARGETS, pathFor } from './scenarios/scenario.js';
+import type { TargetName } from './scenarios/scenario.js';
+import { scenarios } from './scenarios/scenarios.js';
+import { importDataset } from './targets/servers.js';
+import { startTarget } from './targets/start-target.js';
 
 interface CallFrame {
   readonly functionName: string;
@@ -143,24 +143,16 @@ async function main(): Promise<void> {
     );
   writeFileSync(join(work, 'main.json'), JSON.stringify(data));
   await importDataset(join(work, 'main.json'), join(work, 'main.sqlite'));
-  if (target === 'node-soap' && s.peerPath === undefined) throw new Error(`node-soap does not serve ${s.binding}`);
   const profDir = join(work, 'prof');
-  const flags = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
-  const db = join(work, 'main.sqlite');
-  let server: Server;
-  if (target === 'ours' || target === 'ours-silent') {
-    server = await startOurs(core.server, db, join(work, 'ours.log'), {
-      silent: target === 'ours-silent',
-      nodeFlags: flags,
-    });
-  } else if (target === 'ceiling') {
-    server = await startCeiling(core.server, [s], work, flags);
-  } else {
-    // node-soap serves our WSDL: fetch it from a short-lived instance of ours.
-    const ours = await startOurs(core.server, db, join(work, 'ours.log'), { silent: true });
-    await fetchWsdl(ours, join(work, 'wsdl')).finally(() => ours.child.stop());
-    server = await startPeer(core.server, db, join(work, 'wsdl'), flags);
-  }
+  const nodeFlags = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const server = await startTarget({
+    target,
+    scenario: s,
+    core: core.server,
+    db: join(work, 'main.sqlite'),
+    work,
+    nodeFlags,
+  });
   let load: LoadResult;
   try {
     await checkOnce(s, target, server.base);
@@ -175,7 +167,7 @@ async function main(): Promise<void> {
     };
     writeFileSync(join(work, 'spec.json'), JSON.stringify(spec));
     load = JSON.parse(
-      await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load-worker.js'), join(work, 'spec.json')])),
+      await runChild(nodeCommand(core.load, [join(BENCH_DIST, 'load/worker.js'), join(work, 'spec.json')])),
     ) as LoadResult;
   } finally {
     // SIGTERM: each server stops gracefully and node writes the profile on exit.

@@ -21,9 +21,9 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { openStore } from '../src/store/open/open-store.js';
-import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './processes.js';
-import type { Child } from './processes.js';
-import { percentile } from './stats.js';
+import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './load/processes.js';
+import type { Child } from './load/processes.js';
+import { percentile } from './report/stats.js';
 
 const env = process.env;
 const ROWS = Number(env['PRUNE_ROWS'] ?? 200_000);
@@ -113,6 +113,12 @@ async function serve(url: string, pruning: boolean): Promise<{ child: Child; bas
     SIS_DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
     SIS_AUTH_CODES_PER_HOUR: '0',
+    // Made-up numbers from one address: the SMS-pumping rules (docs/sms.md) would refuse them.
+    SIS_SMS_REFUSE_TYPES: 'none',
+    SIS_AUTH_CODE_BACKOFF: 'off',
+    SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
+    SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
+    SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
     ...retention,
   });
   const base = `http://127.0.0.1:${port}`;
@@ -173,7 +179,7 @@ async function load(store: string, pruning: boolean, base: string): Promise<Run>
 async function main(): Promise<void> {
   pinSelf(CORES.load);
   if (NICE !== null) {
-    // The load generator's own scheduling group (run it under `setsid`), as bench/processes.ts does for the server.
+    // The load generator's own scheduling group (run it under `setsid`), as bench/load/processes.ts does for the server.
     try {
       writeFileSync('/proc/self/autogroup', NICE);
     } catch {

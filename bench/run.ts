@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: our service against a bare node:http ceiling and node-soap, in one run.
+ * `npm run bench`: our service against a bare node:http ceiling, the necessary-work server and
+ * node-soap, in one run.
  *
  * Every scenario first checks each target's answer (ours and the ceiling byte for byte,
  * node-soap by its values), then loads the targets in turn, rotating the order from round to
@@ -13,8 +14,8 @@
  * ceiling), BENCH_LOAD=wrk|autocannon (force one), BENCH_NICE=-10 (run servers and load
  * generator at that priority on a shared machine), BENCH_OUT=file (default bench/RESULTS.md; a
  * quick run writes to its temp dir), BENCH_SILENT=0 (skip the comparison run of ours with
- * LOG_LEVEL=silent), BENCH_DATABASE_URL=postgres://… (every server on that database instead of a
- * SQLite file; its data is replaced).
+ * LOG_LEVEL=silent), BENCH_NECESSARY=0 (skip the necessary-work server), BENCH_DATABASE_URL=postgres://… (every server on that database instead of a
+ * SQLite file; its data is replaced; the necessary-work server, SQLite only, is then left out).
  *
  * Ours runs with the defaults of `npm start` (logging at info to stdout, a file here): the
  * figures are what users get. Settings in the environment (SIS_LOG_SUCCESS_SAMPLE, …) reach it.
@@ -22,17 +23,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './datasets.js';
-import { growthCheck } from './growth.js';
-import { measureScenarios } from './load-rounds.js';
-import { machineFacts } from './machine-facts.js';
-import { fmt, say } from './print.js';
-import { cores, pinSelf } from './processes.js';
-import { evaluateTargets, writeResults } from './report.js';
-import { runOptions } from './run-options.js';
-import { printTables, reportBlock } from './run-report.js';
-import { scenarios as allScenarios } from './scenarios.js';
-import { importDataset } from './servers.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { growthCheck } from './load/growth.js';
+import { measureScenarios } from './load/rounds.js';
+import { machineFacts } from './report/machine-facts.js';
+import { fmt, say } from './report/print.js';
+import { cores, pinSelf } from './load/processes.js';
+import { writeResults } from './report/report.js';
+import { evaluateTargets } from './report/targets.js';
+import { runOptions } from './load/run-options.js';
+import { printTables, reportBlock } from './report/run-report.js';
+import { scenarios as allScenarios } from './scenarios/scenarios.js';
+import { importDataset } from './targets/servers.js';
 
 async function main(): Promise<void> {
   const opts = runOptions(process.env);

@@ -1,0 +1,177 @@
+/**
+ * What a request costs a server, counted rather than timed: instructions per request under
+ * callgrind (valgrind --tool=callgrind), and CPU µs per request from /proc without valgrind. Each
+ * target is started alone for one scenario on core 0 (the client on core 1), warmed up, then sent
+ * a fixed number of requests over a few keep-alive connections; under callgrind the counters are
+ * zeroed after the warm-up and dumped after the requests (callgrind_control), so start-up and
+ * warm-up are left out. Instruction counts hardly move with the machine's other work; CPU time does.
+ *
+ * Usage: node dist/bench/instructions.js [SCENARIO [TARGET...]]
+ *   (default token-soap11 ours necessary; TARGET as for profile.js)
+ * Environment: BENCH_REQUESTS (2000), BENCH_WARMUP_REQUESTS (1000), BENCH_CONNECTIONS (4),
+ *   BENCH_CPU_ROUNDS (3: CPU µs is the median of rounds of BENCH_REQUESTS × 5 each),
+ *   BENCH_CALLGRIND=0 (CPU only), BENCH_NICE as for the run. Needs valgrind for the counts.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuSecondsOf } from './load/proc-stat.js';
+import { cores, pinSelf } from './load/processes.js';
+import { sendCount } from './load/request-count.js';
+import { median } from './report/stats.js';
+import { mainDataset } from './scenarios/datasets.js';
+import { TARGETS, pathFor } from './scenarios/scenario.js';
+import type { Scenario, TargetName } from './scenarios/scenario.js';
+import { scenarios } from './scenarios/scenarios.js';
+import { checkOnce } from './targets/http-check.js';
+import { importDataset } from './targets/servers.js';
+import type { Server } from './targets/servers.js';
+import { startTarget } from './targets/start-target.js';
+
+const env = process.env;
+const count = (name: string, fallback: number): number => {
+  const n = Number(env[name] ?? fallback);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${env[name]}: expected a positive whole number`);
+  return n;
+};
+const requests = count('BENCH_REQUESTS', 2000);
+const warmup = count('BENCH_WARMUP_REQUESTS', 1000);
+const connections = count('BENCH_CONNECTIONS', 4);
+const cpuRounds = count('BENCH_CPU_ROUNDS', 3);
+const withCallgrind = env['BENCH_CALLGRIND'] !== '0';
+
+const [id = 'token-soap11', ...named] = process.argv.slice(2);
+const targets = (named.length > 0 ? named : ['ours', 'necessary']) as TargetName[];
+for (const t of targets) if (!TARGETS.includes(t)) throw new Error(`unknown target ${t}; one of ${TARGETS.join(', ')}`);
+
+interface Context {
+  readonly scenario: Scenario;
+  readonly core: { server: string | null; load: string | null };
+  readonly db: string;
+  readonly work: string;
+}
+
+const send = (s: Scenario, server: Server, target: TargetName, n: number): Promise<void> =>
+  sendCount(server.base, pathFor(s, target), s.request, n, connections);
+
+/** Instructions per request: callgrind's counters zeroed after the warm-up, dumped after the requests. */
+async function instructions(c: Context, target: TargetName): Promise<number> {
+  const out = join(c.work, `callgrind.${target}.out`);
+  const server = await startTarget({
+    target,
+    scenario: c.scenario,
+    core: c.core.server,
+    db: c.db,
+    work: c.work,
+    nodeFlags: [],
+    wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}`],
+    upTimeoutMs: 300_000,
+  });
+  try {
+    await checkOnce(c.scenario, target, server.base);
+    await send(c.scenario, server, target, warmup);
+    control('-z', server.child.pid);
+    await send(c.scenario, server, target, requests);
+    control('-d', server.child.pid);
+  } finally {
+    await server.child.stop();
+  }
+  // The dump after the requests is the first numbered one (out.1); the exit writes out itself.
+  const dump = readdirSync(c.work)
+    .filter((f) => f.startsWith(`callgrind.${target}.out.`))
+    .sort()[0];
+  if (dump === undefined)
+    throw new Error(`callgrind wrote no dump for ${target}; files there: ${readdirSync(c.work).join(' ')}`);
+  const summary = /^summary: (\d+)/m.exec(readFileSync(join(c.work, dump), 'utf8'));
+  if (summary === null) throw new Error(`no summary line in ${dump}`);
+  return Number(summary[1]) / requests;
+}
+
+/**
+ * valgrind names its control pipes after the HOST and USER of the process's environment (ours
+ * gets HOST=127.0.0.1): callgrind_control must see the same values to find them.
+ */
+function control(option: '-z' | '-d', pid: number): void {
+  const theirs = new Map(
+    readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
+  );
+  const controlEnv: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'HOST' && k !== 'USER'),
+  );
+  for (const name of ['HOST', 'USER']) {
+    const value = theirs.get(name);
+    if (value !== undefined) controlEnv[name] = value;
+  }
+  const r = spawnSync('callgrind_control', [option, String(pid)], { encoding: 'utf8', env: controlEnv });
+  if (r.status !== 0 || !/OK/.test(r.stdout))
+    throw new Error(`callgrind_control ${option} ${pid} failed: ${r.stderr}${r.stdout}`);
+}
+
+/** CPU µs per request: the server's user + system time over the requests, median of the rounds. */
+async function cpuPerRequest(c: Context, target: TargetName): Promise<{ median: number; all: number[] }> {
+  const { scenario: s } = c;
+  const server = await startTarget({ target, scenario: s, core: c.core.server, db: c.db, work: c.work, nodeFlags: [] });
+  const n = requests * 5;
+  const all: number[] = [];
+  try {
+    await checkOnce(s, target, server.base);
+    await send(s, server, target, warmup);
+    for (let i = 0; i < cpuRounds; i++) {
+      const before = cpuSecondsOf(server.child.pid);
+      await send(s, server, target, n);
+      all.push(((cpuSecondsOf(server.child.pid) - before) / n) * 1e6);
+    }
+    await checkOnce(s, target, server.base);
+  } finally {
+    await server.child.stop();
+  }
+  return { median: median(all), all };
+}
+
+async function main(): Promise<void> {
+  const core = cores(cpus().length);
+  pinSelf(core.load);
+  const work = mkdtempSync(join(tmpdir(), 'sis-instructions-'));
+  const data = mainDataset();
+  const scenario = scenarios(data).find((x) => x.id === id);
+  if (scenario === undefined)
+    throw new Error(
+      `unknown scenario ${id}; one of: ${scenarios(data)
+        .map((x) => x.id)
+        .join(', ')}`,
+    );
+  writeFileSync(join(work, 'main.json'), JSON.stringify(data));
+  const db = join(work, 'main.sqlite');
+  await importDataset(join(work, 'main.json'), db);
+  const c: Context = { scenario, core, db, work };
+  const load0 = loadavg();
+  process.stdout.write(
+    `${scenario.id} (${scenario.title}, ${scenario.binding}): ${warmup} warm-up requests, then ${requests} counted (CPU: ${cpuRounds} rounds of ${requests * 5}), ${connections} keep-alive connections\n\n`,
+  );
+  process.stdout.write(
+    '| target | instructions/request | CPU µs/request (median) | CPU µs, each round |\n|---|---:|---:|---|\n',
+  );
+  try {
+    for (const t of targets) {
+      const ir = withCallgrind ? await instructions(c, t) : NaN;
+      const cpu = await cpuPerRequest(c, t);
+      process.stdout.write(
+        `| ${t} | ${Number.isNaN(ir) ? 'n/a' : Math.round(ir).toLocaleString('en-US')} | ${cpu.median.toFixed(1)} | ${cpu.all.map((v) => v.toFixed(1)).join(', ')} |\n`,
+      );
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  const load1 = loadavg();
+  process.stdout.write(
+    `\nLoad average (1 min) ${load0[0]!.toFixed(2)} at start, ${load1[0]!.toFixed(2)} at end; ${cpus().length} cores.\n`,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`instructions: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

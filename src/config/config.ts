@@ -13,13 +13,14 @@ import {
   httpSettings,
   loggingSettings,
   retentionSettings,
+  shadowSettings,
   smsSettings,
 } from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
-export type { Config, OutboxSettings, SmsWebhook } from './config-types.js';
+export type { Config, OutboxSettings, ShadowSettings, SmsWebhook } from './config-types.js';
 export type { RetentionSettings } from './retention-settings.js';
 export type { RateLimit, ResultsMode };
 
@@ -46,6 +47,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     ...accessSettings(r),
     ...sms,
     ...retentionSettings(r, sms.authCodesPerHour),
+    ...shadowSettings(r),
     demoData: r.bool('SIS_DEMO_DATA'),
     helpTestForm: r.oneOf('SIS_HELP_TEST_FORM', ['local', 'all', 'off'] as const),
     results: r.oneOf('SIS_RESULTS', ['documented', 'extended'] as const),

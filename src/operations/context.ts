@@ -14,6 +14,11 @@ export interface OperationContext {
   /** The time of the call, injectable for tests. */
   readonly now: () => Date;
   readonly authCodes: AuthCodePolicy;
+  /**
+   * Validate only: writes check what they would do and do nothing (AuthCode: no code stored, no
+   * SMS queued). Set beside the legacy service, whose answer the client gets (src/shadow).
+   */
+  readonly dryRun?: boolean;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
   /**

@@ -10,6 +10,8 @@ import type { RetryOptions } from './open-retry.js';
 import { forwardMethods } from './forward-store.js';
 import type { Around } from './forward-store.js';
 import { SqlRetention } from './sql-retention.js';
+import { SqlShadow } from './sql-shadow.js';
+import type { ShadowStore } from './shadow-types.js';
 import type { RetentionStore } from './retention-types.js';
 import { SqlStore } from './sql-store.js';
 import type { OutboxStore } from './outbox-types.js';
@@ -47,10 +49,13 @@ export class BackgroundStore {
     for (const [name, method] of Object.entries(forwarded))
       if (!(name in this)) Object.defineProperty(this, name, { value: method });
     this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
+    this.shadow = forwardMethods<ShadowStore>(SqlShadow.prototype, () => this.#store!.shadow, notReady);
   }
 
   /** The opened store's retention; until then every call fails as the others do. */
   readonly retention: RetentionStore;
+  /** The opened store's shadow records, likewise. */
+  readonly shadow: ShadowStore;
 
   /** True once the database has answered and the store is open. */
   get ready(): boolean {

@@ -14,6 +14,22 @@ import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
 import { refusal, windowStart } from './auth-code-window.js';
 import { MASKED_PHONE_SQL } from './phone-mask.js';
 
+/** The refusal when the phone already had `maxPerHour` codes within the hour before `at`, else null. */
+async function limitReached(db: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome | null> {
+  if (request.maxPerHour <= 0) return null;
+  // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
+  const limiting = await db
+    .selectFrom('auth_codes')
+    .select('created_at')
+    .where('phone', '=', request.phone)
+    .where('created_at', '>', windowStart(request.at))
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .offset(request.maxPerHour - 1)
+    .executeTakeFirst();
+  return limiting === undefined ? null : refusal(limiting.created_at, request.at);
+}
+
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
 const DEFAULT_LIST_LIMIT = 100;
@@ -46,19 +62,8 @@ export class SqlOutbox implements OutboxStore {
       // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
       // (SQLite's immediate transaction already serialises every writer.)
       await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
-      if (request.maxPerHour > 0) {
-        // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
-        const limiting = await trx
-          .selectFrom('auth_codes')
-          .select('created_at')
-          .where('phone', '=', request.phone)
-          .where('created_at', '>', windowStart(request.at))
-          .orderBy('created_at', 'desc')
-          .limit(1)
-          .offset(request.maxPerHour - 1)
-          .executeTakeFirst();
-        if (limiting !== undefined) return refusal(limiting.created_at, request.at);
-      }
+      const refused = await limitReached(trx, request);
+      if (refused !== null) return refused;
       await trx.insertInto('auth_codes').values({ code: request.code, phone: request.phone, created_at: at }).execute();
       await trx
         .insertInto('outbox')
@@ -74,6 +79,11 @@ export class SqlOutbox implements OutboxStore {
         .execute();
       return { accepted: true };
     });
+  }
+
+  /** acceptAuthCode's limit check alone, without a lock or a write (AuthCode's dry run). */
+  async checkAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    return (await limitReached(this.db, request)) ?? { accepted: true };
   }
 
   async claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {

@@ -14,6 +14,7 @@ import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import type { DirectAuthCode } from './sqlite-auth-code.js';
 import { SqlRetention } from './sql-retention.js';
+import { SqlShadow } from './sql-shadow.js';
 import type { Dialect } from './dialect/dialect.js';
 import type { RetentionBatches } from './retention-types.js';
 import type { Database } from './schema.js';
@@ -70,6 +71,8 @@ export class SqlStore implements Store, OutboxStore {
   readonly admin: SqlAdmin;
   /** Pruning old rows and erasing delivered texts: for the pruner and `sis prune`. */
   readonly retention: SqlRetention;
+  /** What is kept of the comparisons beside the legacy service (src/shadow). */
+  readonly shadow: SqlShadow;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   // Compiled once: per request only the parameters change, so the query builder stays off the hot path.
@@ -97,6 +100,7 @@ export class SqlStore implements Store, OutboxStore {
     this.migrationsApplied = options.migrationsApplied ?? [];
     this.admin = new SqlAdmin(db, options.dialect, options.lockScope, options.bulkSession);
     this.retention = new SqlRetention(db, options.retention);
+    this.shadow = new SqlShadow(db, options.dialect, options.lockScope);
     this.#readers = options.readers;
     this.#slots = new Slots(options.snapshotSlots ?? 4);
     this.#students = new StudentLists(db, {
@@ -136,6 +140,10 @@ export class SqlStore implements Store, OutboxStore {
       }
     }
     return this.#outbox.acceptAuthCode(request);
+  }
+
+  checkAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
+    return this.#outbox.checkAuthCode(request);
   }
 
   claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {

@@ -96,6 +96,11 @@ export interface Store {
    * `maxPerHour` codes within the hour before `at` (counted under a per-phone lock).
    */
   acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome>;
+  /**
+   * What acceptAuthCode would answer now, writing nothing (no code stored, no message queued):
+   * AuthCode's dry run, whose answer beside the legacy service is compared but never sent.
+   */
+  checkAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome>;
   /** Records a code request with its time, without sending anything (tools and benchmarks). */
   recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void>;
   /**

@@ -10,6 +10,7 @@ import { hashKeyCommand } from './hash-key-command.js';
 import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
 import { checkCommand } from './check-command.js';
+import { shadowCommand } from './shadow-command.js';
 
 const commands: readonly Command[] = [
   serveCommand,
@@ -23,6 +24,7 @@ const commands: readonly Command[] = [
   migrateCommand,
   outboxCommand,
   pruneCommand,
+  shadowCommand,
   hashKeyCommand,
 ];
 

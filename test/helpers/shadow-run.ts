@@ -11,9 +11,14 @@ import { openStore } from '../../src/store/open-store.js';
 import { buildReport } from '../../src/shadow/report.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 
-export async function startShadowed(env: Record<string, string>, databaseUrl?: string): Promise<TestServer> {
+export async function startShadowed(
+  env: Record<string, string>,
+  databaseUrl?: string,
+  logDestination?: NodeJS.WritableStream,
+): Promise<TestServer> {
   return startTestServer({
     dataset: goldenDataset(),
+    ...(logDestination === undefined ? {} : { logDestination }),
     env: {
       SIS_SHADOW_TIMEOUT_MS: '2000',
       ...(databaseUrl === undefined ? {} : { SIS_DATABASE_URL: databaseUrl }),
@@ -40,4 +45,12 @@ export async function reportOf(databaseUrl: string): Promise<ShadowReport> {
 /** The service's SQLite file as a URL (its own store), or the URL it was given. */
 export function databaseUrlOf(server: TestServer, given?: string): string {
   return given ?? `sqlite:${server.databaseFile}`;
+}
+
+/** Stops the service (its comparisons end and its counts are stored), reads the report, removes its files. */
+export async function finish(server: TestServer, databaseUrl?: string): Promise<ShadowReport> {
+  await server.app.close();
+  const report = await reportOf(databaseUrlOf(server, databaseUrl));
+  await server.close();
+  return report;
 }

@@ -6,10 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rmSync } from 'node:fs';
 import { LEGACY_BASE, goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer, LegacyReplay } from '../helpers/legacy-replay.js';
-import { databaseUrlOf, reportOf, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import { goldenDataset, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
@@ -98,10 +97,8 @@ for (const target of storeTargets) {
         }
         for (const file of FILES)
           for (const page of PAGES) await rawRequest(server.url, { method: 'GET', path: `/${file}.asmx${page}` });
-        const databaseUrl = databaseUrlOf(server, url);
-        await server.app.close(); // waits for the comparisons in progress, then stores the counts
-        report = await reportOf(databaseUrl);
-        rmSync(server.databaseFile, { force: true });
+        // Waits for the comparisons in progress, then stores the counts.
+        report = await finish(server, url);
       });
       after(async () => {
         await legacy?.close();

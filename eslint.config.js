@@ -35,11 +35,32 @@ const layerZones = LAYERS.flatMap((lower, i) =>
   })),
 );
 
+/**
+ * The wings of src/store/, from the top down, as LAYERS for folders: a wing imports only from wings
+ * below it. The engines share a level and never import each other; the face (the files directly in
+ * src/store/: the Store interface and its types) is the bottom.
+ */
+const STORE_WINGS = [['open'], ['sqlite', 'postgres'], ['sql'], ['import'], ['schema'], [null]];
+const wingPath = (wing) => (wing === null ? './src/store/*.ts' : `./src/store/${wing}`);
+const wingName = (wing) => (wing === null ? 'the face of src/store' : `src/store/${wing}`);
+const storeZones = STORE_WINGS.flatMap((level, i) =>
+  level.flatMap((lower) =>
+    [...STORE_WINGS.slice(0, i).flat(), ...level.filter((w) => w !== lower)].map((higher) => ({
+      target: wingPath(lower),
+      from: wingPath(higher),
+      message: `${wingName(lower)} may not import ${wingName(higher)} (eslint.config.js STORE_WINGS): move the shared code down instead.`,
+    })),
+  ),
+);
+
+/** Where a dialect's name may be compared: the engines' own folders, and the one place a URL picks one. */
+const ENGINE_FILES = ['src/store/sqlite/**', 'src/store/postgres/**', 'src/store/open/database-at.ts'];
+
 /** A dialect's name compared (==, !=, ===, !==, or a switch case), in any operand order. */
 function dialectNameChecks() {
   const name = '/^(sqlite|postgres)$/';
   const message =
-    'Do not compare dialect names outside src/store/dialect/: ask the Dialect (src/store/dialect/dialect.ts) what it does, adding a member there if need be.';
+    'Do not compare dialect names outside src/store/sqlite/ and src/store/postgres/: ask the Dialect (src/store/schema/dialect.ts) what it does, adding a member there if need be.';
   return [
     { selector: `BinaryExpression[operator=/^[!=]==?$/] > Literal[value=${name}]`, message },
     { selector: `SwitchCase > Literal.test[value=${name}]`, message },
@@ -61,7 +82,7 @@ export default tseslint.config(
     },
   },
   {
-    // No file imports itself through others, and no folder imports one above it (LAYERS).
+    // No file imports itself through others, no folder imports one above it (LAYERS), no store wing one above it (STORE_WINGS).
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
@@ -70,13 +91,13 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+      'import-x/no-restricted-paths': ['error', { zones: [...layerZones, ...storeZones] }],
     },
   },
   {
-    // Dialects are modules (src/store/dialect/): code elsewhere asks its Dialect what it does, never which one it is.
+    // Engines are modules (src/store/sqlite/, src/store/postgres/): code elsewhere asks its Dialect what it does, never which one it is.
     files: ['src/**/*.ts'],
-    ignores: ['src/store/dialect/**'],
+    ignores: ENGINE_FILES,
     rules: {
       'no-restricted-syntax': ['error', ...dialectNameChecks()],
     },

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { BIG_SCHOOL } from './datasets.js';
 import type { Dataset } from './datasets.js';

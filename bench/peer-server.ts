@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listen } from 'soap';
 import type { IServicePort, IServices } from 'soap';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 
 const [wsdlDir, ...serviceNames] = process.argv.slice(2);
 const databaseUrl = process.env['SIS_DATABASE_URL'];

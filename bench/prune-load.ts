@@ -20,7 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/store/open/open-store.js';
 import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './processes.js';
 import type { Child } from './processes.js';
 import { percentile } from './stats.js';

@@ -98,7 +98,7 @@ async function oursCsv(file) {
 /** Tokens into records (depth 2: {"table": [record, ...]}), a member named twice noticed, each record's line, the record checked. */
 async function streamparserJson(file) {
   const { Tokenizer } = await import('@streamparser/json');
-  const { checkRecord } = await import(join(root, 'dist/src/store/record-check.js'));
+  const { checkRecord } = await import(join(root, 'dist/src/store/import/record-check.js'));
   const tokenizer = new Tokenizer({ stringBufferSize: 1 << 16 });
   let rows = 0;
   let depth = 0;

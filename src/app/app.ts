@@ -25,14 +25,14 @@ import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { dialectFor } from '../store/dialect/database-at.js';
+import { dialectFor } from '../store/open/database-at.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
-import { BackgroundStore } from '../store/background-store.js';
-import { openStore } from '../store/open-store.js';
-import type { OpenStoreOptions } from '../store/open-store.js';
+import { BackgroundStore } from '../store/open/background-store.js';
+import { openStore } from '../store/open/open-store.js';
+import type { OpenStoreOptions } from '../store/open/open-store.js';
 import type { OutboxStore } from '../store/outbox-types.js';
 import type { RetentionStore } from '../store/retention-types.js';
-import type { Store } from '../store/store.js';
+import type { ServiceStore, Store } from '../store/store.js';
 import { startShadow } from '../shadow/start-shadow.js';
 
 /** A running service: its server, its store, and how to stop both. */
@@ -55,7 +55,7 @@ export interface App {
 
 export interface AppOptions {
   /** A store to use instead of opening SIS_DATABASE_URL (tests). */
-  readonly store?: Store;
+  readonly store?: ServiceStore;
   /** Told when the database can never be opened (a retry cannot cure it): the process should exit. */
   readonly onFatal?: (err: unknown) => void;
   /** Given this process's registry, where /metrics comes from (a cluster worker asks its primary). */
@@ -82,14 +82,14 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',
     );
   }
-  const outbox = startOutbox(config, log, isOutboxStore(store) ? store : null, health);
-  const pruner = startPruner(config, log, store);
+  const outbox = startOutbox(config, log, store, health);
+  const pruner = startPruner(config, log, store.retention);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
     // Read at scrape time, once the dispatcher below exists.
     answerCache: () => dispatcher.cache,
-    ...(pruner === null ? {} : { retention: () => pruner }),
+    retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
   });
   const limiter =
@@ -170,26 +170,16 @@ function pushSettingsProtected(config: Config): boolean {
   );
 }
 
-function isOutboxStore(store: Store): store is Store & OutboxStore {
-  return typeof (store as Partial<OutboxStore>).claimOutbox === 'function';
-}
-
 /**
  * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
  * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
  */
-function startOutbox(
-  config: Config,
-  log: Logger,
-  store: OutboxStore | null,
-  health: DependencyHealth,
-): OutboxWorker | null {
+function startOutbox(config: Config, log: Logger, store: OutboxStore, health: DependencyHealth): OutboxWorker | null {
   const webhook = config.smsWebhook;
   if (webhook === null) {
     log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
     return null;
   }
-  if (store === null) return null;
   const { pollMs, maxAttempts, backoffMs, leaseMs } = config.outbox;
   const worker = new OutboxWorker(store, createWebhookDeliver(webhook), log, {
     pollMs,
@@ -220,9 +210,7 @@ const NOT_REACHABLE_YET: Problem = {
  * Prunes what outlived its retention, from this process (every instance and cluster worker runs
  * one: batches skip rows another is pruning).
  */
-function startPruner(config: Config, log: Logger, store: Store): Pruner | null {
-  const retention = (store as Partial<{ retention: RetentionStore }>).retention;
-  if (retention === undefined) return null;
+function startPruner(config: Config, log: Logger, retention: RetentionStore): Pruner {
   const pruner = new Pruner(retention, retentionPolicy(config), log);
   pruner.start();
   return pruner;
@@ -238,7 +226,7 @@ async function openOwnStore(
   log: Logger,
   health: DependencyHealth,
   onFatal?: (err: unknown) => void,
-): Promise<Store> {
+): Promise<ServiceStore> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),

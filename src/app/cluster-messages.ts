@@ -1,6 +1,6 @@
 /** What the cluster primary and its workers say to each other (node:cluster IPC). */
 import type { MetricsText } from '../observe/ops-endpoints.js';
-import type { StartupFailure } from './startup-errors.js';
+import type { StartupFailure } from './startup-failure-report.js';
 
 export const METRICS_REQ = 'sis:metrics-req';
 export const METRICS_RES = 'sis:metrics-res';

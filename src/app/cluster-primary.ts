@@ -11,7 +11,7 @@ import type { RegistryContentType } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { DEMO_DATASET } from '../store/demo-data.js';
-import { openStore } from '../store/open-store.js';
+import { openStore } from '../store/open/open-store.js';
 import {
   DRAIN,
   LISTENER_CLOSED,
@@ -22,8 +22,8 @@ import {
 } from './cluster-messages.js';
 import type { Control, MetricsRequest, MetricsResponse, StartupFailedMessage } from './cluster-messages.js';
 import type { SignalSource } from './signals.js';
-import { RelayedStartupFailure } from './startup-errors.js';
-import type { StartupFailure } from './startup-errors.js';
+import { RelayedStartupFailure } from './startup-failure-report.js';
+import type { StartupFailure } from './startup-failure-report.js';
 
 /** Restarts allowed within a minute before the primary gives up (a crash loop helps no one). */
 const MAX_RESTARTS_PER_MINUTE = 10;

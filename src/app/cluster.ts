@@ -6,7 +6,7 @@
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { MetricsText } from '../observe/ops-endpoints.js';
-import type { StartupFailure } from './startup-errors.js';
+import type { StartupFailure } from './startup-failure-report.js';
 import {
   DRAIN,
   LISTENER_CLOSED,

@@ -3,12 +3,12 @@
  * service reads them), opened for the command's needs, closed afterwards, failures reported.
  */
 import { ConfigError, loadConfig } from '../config/config.js';
-import { DatabaseUrlError, redactDatabaseUrl } from '../store/database-url.js';
-import { dialectFor } from '../store/dialect/database-at.js';
-import { openStore } from '../store/open-store.js';
-import type { OpenStoreOptions } from '../store/open-store.js';
-import type { SqlStore } from '../store/sql-store.js';
-import { StoreOptionsError, storeOptionsFromEnv } from '../store/store-options.js';
+import { DatabaseUrlError, redactDatabaseUrl } from '../store/open/database-url.js';
+import { dialectFor } from '../store/open/database-at.js';
+import { openStore } from '../store/open/open-store.js';
+import type { OpenStoreOptions } from '../store/open/open-store.js';
+import type { SqlStore } from '../store/sql/sql-store.js';
+import { StoreOptionsError, storeOptionsFromEnv } from '../store/open/store-options.js';
 import type { CommandOutput } from './output.js';
 import { CommandError, errorMessage } from './output.js';
 

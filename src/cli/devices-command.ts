@@ -1,5 +1,5 @@
 /** `sis devices get|set|remove`: one device at a time, for support work without a dataset file. */
-import { DatasetError } from '../store/dataset.js';
+import { DatasetError } from '../store/import/dataset-check.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
 import type { Command } from './command.js';

@@ -4,7 +4,7 @@
  * None of them creates or migrates a database: they say to run `sis migrate` instead.
  */
 import { csvLine, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
-import { STUDENT_FIELDS } from '../store/record-check.js';
+import { STUDENT_FIELDS } from '../store/import/record-check.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';

@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { services } from '../operations/index.js';
-import { DatabaseUrlError, parseDatabaseUrl } from '../store/database-url.js';
+import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 import type { Config, SmsWebhook } from './config-types.js';
 import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from './parse-settings.js';
 import { checkRetention, MAX_RETENTION_MS } from './retention-settings.js';

@@ -6,9 +6,9 @@
  * an empty field is "" and a quoted "\N" is those two characters. Lines end with LF or CRLF; blank
  * lines are skipped.
  */
-import type { ImportItem, ImportSource } from '../store/import-items.js';
-import { checkRecord, KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS } from '../store/record-check.js';
-import type { TableName } from '../store/record-check.js';
+import type { ImportItem, ImportSource } from '../store/import/import-items.js';
+import { checkRecord, KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS } from '../store/import/record-check.js';
+import type { TableName } from '../store/import/record-check.js';
 
 export const DEFAULT_NULL_MARKER = '\\N';
 

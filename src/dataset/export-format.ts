@@ -3,8 +3,8 @@
  * (every field present, null written as null; push as one object), or one CSV table with a header row.
  */
 import { csvLine, DEFAULT_NULL_MARKER } from './csv.js';
-import { TABLE_FIELDS } from '../store/record-check.js';
-import type { TableName, TableRecord } from '../store/record-check.js';
+import { TABLE_FIELDS } from '../store/import/record-check.js';
+import type { TableName, TableRecord } from '../store/import/record-check.js';
 
 export interface ExportFormatter {
   /** Text before everything. */

@@ -1,6 +1,6 @@
 /** A JSON dataset file as an import source: the streamed reader of json-stream.ts, record by record. */
-import type { ImportItem, ImportSource } from '../store/import-items.js';
-import { TABLE_NAMES } from '../store/record-check.js';
+import type { ImportItem, ImportSource } from '../store/import/import-items.js';
+import { TABLE_NAMES } from '../store/import/record-check.js';
 import { JsonDatasetReader } from './json-stream.js';
 
 /**

@@ -3,7 +3,7 @@
  * each element (one record) parsed whole by json-text.ts. Memory holds one chunk and one record;
  * problems carry the file's line (and column for syntax), as the in-memory parser reports them.
  */
-import type { ImportItem } from '../store/import-items.js';
+import type { ImportItem } from '../store/import/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
 import {
@@ -14,18 +14,16 @@ import {
   TABLE_NAMES,
   TOP_LEVEL_NAMES,
   TOP_LEVEL_SHAPE,
-} from '../store/record-check.js';
-import type { TableName } from '../store/record-check.js';
+} from '../store/import/record-check.js';
+import type { TableName } from '../store/import/record-check.js';
+import { describeToken, END_SLACK, kindOfStart, MAX_VALUE_CHARS, WS } from './json-walk.js';
+import type { State } from './json-walk.js';
+
+export { MAX_VALUE_CHARS };
 import { LineCounter } from './line-counter.js';
 
-/** A record (or any other value read whole) longer than this is refused rather than buffered. */
-export const MAX_VALUE_CHARS = 1 << 20;
-
-/** Text after an error near the buffer's end might still change it (a number cut as "1."). */
-const END_SLACK = 8;
-
-type State = 'start' | 'member' | 'after-member' | 'first-element' | 'element' | 'after-element' | 'trailing' | 'done';
-const WS = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** A value read whole by json-text.ts. */
+type Parsed = ReturnType<typeof parseJsonValue>;
 
 export class JsonDatasetReader {
   private buf = '';
@@ -104,15 +102,7 @@ export class JsonDatasetReader {
           return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, expected a member name in double quotes`);
         return this.member();
       case 'after-member':
-        return this.separator(
-          0x7d,
-          "expected ',' or '}' after a member value",
-          () => {
-            this.state = 'member';
-            this.firstMember = false;
-          },
-          () => (this.state = 'trailing'),
-        );
+        return this.separator(0x7d, "expected ',' or '}' after a member value", 'member', 'trailing');
       case 'first-element':
         if (c === 0x5d) {
           this.pos++;
@@ -124,12 +114,7 @@ export class JsonDatasetReader {
       case 'element':
         return this.element();
       case 'after-element':
-        return this.separator(
-          0x5d,
-          "expected ',' or ']' after an array element",
-          () => (this.state = 'element'),
-          () => (this.state = 'after-member'),
-        );
+        return this.separator(0x5d, "expected ',' or ']' after an array element", 'element', 'after-member');
       case 'trailing':
         if (atEnd) {
           this.state = 'done';
@@ -157,7 +142,7 @@ export class JsonDatasetReader {
     const isArray = this.buf.charCodeAt(i) === 0x5b;
     // Anything but an array is read whole (it is small or it is refused), before any problem is
     // reported: a step that waits for more text is run again from its start.
-    let other: { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined;
+    let other: Parsed | undefined;
     if (!isArray) {
       const parsed = this.value(i);
       if (parsed === undefined) return this.more(start);
@@ -187,11 +172,9 @@ export class JsonDatasetReader {
   }
 
   /** The push settings: one object, not an array, so it arrives read whole. */
-  private pushSettings(parsed: { value: unknown; duplicateMembers: readonly DuplicateMember[] }, start: number): void {
+  private pushSettings(parsed: Parsed, start: number): void {
     const line = this.lines.lineAt(this.buf, this.bufStart, this.bufStart + start);
-    for (const d of parsed.duplicateMembers) {
-      this.problem(`${this.where(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
-    }
+    this.duplicates(parsed.duplicateMembers);
     if (!isObject(parsed.value)) {
       this.problem(`push: expected an object with ServerKey and SenderId, found ${kind(parsed.value)}`);
       return;
@@ -209,9 +192,7 @@ export class JsonDatasetReader {
     // The delimiter must be here too: "12" at the end of a chunk may be the start of "123".
     if (this.skipFrom(parsed.end) >= this.buf.length && !this.eof) return this.more(start);
     const line = this.lines.lineAt(this.buf, this.bufStart, this.bufStart + start);
-    for (const d of parsed.duplicateMembers) {
-      this.problem(`${this.where(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
-    }
+    this.duplicates(parsed.duplicateMembers);
     const table = this.table;
     if (table !== null) {
       const label = `${table}[${this.index}]`;
@@ -228,9 +209,7 @@ export class JsonDatasetReader {
    * Parses the value at `start`. Undefined: more text is needed (nothing consumed). Null: a fatal
    * problem was reported.
    */
-  private value(
-    start: number,
-  ): { value: unknown; end: number; duplicateMembers: readonly DuplicateMember[] } | undefined | null {
+  private value(start: number): Parsed | undefined | null {
     try {
       return parseJsonValue(this.buf, start);
     } catch (error) {
@@ -246,19 +225,14 @@ export class JsonDatasetReader {
     }
   }
 
-  private separator(close: number, expected: string, onComma: () => void, onClose: () => void): boolean {
+  /** A ',' (on to `onComma`) or the closing bracket (on to `onClose`); a comma ends the first member. */
+  private separator(close: number, expected: string, onComma: State, onClose: State): boolean {
     const c = this.buf.charCodeAt(this.pos);
-    if (c === 0x2c) {
-      this.pos++;
-      onComma();
-      return true;
-    }
-    if (c === close) {
-      this.pos++;
-      onClose();
-      return true;
-    }
-    return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, ${expected}`);
+    if (c !== 0x2c && c !== close) return this.fatal(this.pos, `Unexpected ${this.describe(this.pos)}, ${expected}`);
+    this.pos++;
+    this.state = c === 0x2c ? onComma : onClose;
+    if (c === 0x2c && onComma === 'member') this.firstMember = false;
+    return true;
   }
 
   /** Skips white space; false when the buffer ended in it and more text may follow. */
@@ -280,6 +254,11 @@ export class JsonDatasetReader {
       return false;
     }
     return this.fatal(this.buf.length, 'Unexpected end of input');
+  }
+
+  private duplicates(list: readonly DuplicateMember[]): void {
+    for (const d of list)
+      this.problem(`${this.where(d.offset)}: member ${JSON.stringify(d.name)} appears twice in one object`);
   }
 
   private problem(message: string): void {
@@ -306,20 +285,6 @@ export class JsonDatasetReader {
   }
 
   private describe(offset: number): string {
-    if (offset >= this.buf.length) return 'end of input';
-    const cp = this.buf.codePointAt(offset)!;
-    const shown =
-      cp >= 0x21 && cp <= 0x7e
-        ? `'${String.fromCodePoint(cp)}'`
-        : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
-    return `token ${shown}`;
+    return describeToken(this.buf, offset);
   }
-}
-
-function kindOfStart(c: number): string {
-  if (c === 0x5b) return 'an array';
-  if (c === 0x22) return 'a string';
-  if (c === 0x74 || c === 0x66) return 'a boolean';
-  if (c === 0x6e) return 'null';
-  return 'a number';
 }

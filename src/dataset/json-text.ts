@@ -3,7 +3,7 @@
  * not always give a position, and it silently keeps the last of two members with the same name.
  * This one reports `line L column C: ...` and lists duplicate member names instead of hiding them.
  */
-import { codePointName } from '../store/record-check.js';
+import { codePointName } from '../store/import/record-check.js';
 
 export class JsonSyntaxError extends Error {
   constructor(

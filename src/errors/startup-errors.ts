@@ -1,7 +1,7 @@
 /**
  * What stops the service at start, one class per thing an operator must fix, each with a stable
  * `code`. The message names the thing (a path, an address, a user, versions) and what to do; it
- * never holds a password. src/app/startup-errors.ts turns them into the one line on stderr, the
+ * never holds a password. src/app/startup-failure-report.ts turns them into the one line on stderr, the
  * log entry and the exit status. (Settings are ConfigError, src/config/config.ts.)
  */
 import { userInfo } from 'node:os';

@@ -59,21 +59,20 @@ th { background: #dcdcdc; font-weight: normal; }
 /** The page shell: HTML5, readable without scripts (there are none). */
 export function page(serviceName: string, discoHref: string, body: Html): string {
   return html`<!DOCTYPE html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${serviceName} Web Service</title>
-        <link rel="alternate" type="text/xml" href="${discoHref}" />
-        <style>
-          ${new Html(CSS)}
-        </style>
-      </head>
-      <body>
-        <div id="content">
-          <h1>${serviceName}</h1>
-          ${body}
-        </div>
-      </body>
-    </html> `.text;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${serviceName} Web Service</title>
+<link rel="alternate" type="text/xml" href="${discoHref}">
+<style>${new Html(CSS)}</style>
+</head>
+<body>
+<div id="content">
+<h1>${serviceName}</h1>
+${body}
+</div>
+</body>
+</html>
+`.text;
 }

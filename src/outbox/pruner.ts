@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
-import { StoreNotReadyError } from '../store/background-store.js';
+import { StoreNotReadyError } from '../store/open/background-store.js';
 import type { RetentionStore, RetentionTable } from '../store/retention-types.js';
 import { RETENTION_TABLES } from '../store/retention-types.js';
 

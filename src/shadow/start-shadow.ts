@@ -13,7 +13,7 @@ import { ShadowMetrics } from '../observe/metrics.js';
 import type { Registry } from 'prom-client';
 import type { Pruner, PruneStep } from '../outbox/pruner.js';
 import type { OperationContext } from '../operations/context.js';
-import type { Store } from '../store/store.js';
+import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
@@ -28,9 +28,9 @@ export interface ShadowWiring {
   readonly dispatcher: Dispatcher;
   /** Ours as the dispatcher runs it: the dry run is made of the same parts. */
   readonly context: OperationContext;
-  /** Its `shadow` records, when it has them (a SQL store). */
-  readonly store: Store;
-  readonly pruner: Pruner | null;
+  /** Where comparisons are counted and differences kept. */
+  readonly store: ServiceStore;
+  readonly pruner: Pruner;
   /** Where the comparison metrics are registered. */
   readonly registry: Registry;
 }
@@ -49,9 +49,9 @@ export interface RunningShadow {
  */
 export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): RunningShadow | null {
   const settings = config.shadow;
-  const store = (wiring.store as Partial<{ shadow: ShadowStore }>).shadow ?? null;
-  const step = store === null ? null : shadowPruneStep(store, settings.retentionMs);
-  if (step !== null) wiring.pruner?.addStep(step);
+  const store = wiring.store.shadow;
+  const step = shadowPruneStep(store, settings.retentionMs);
+  if (step !== null) wiring.pruner.addStep(step);
   if (settings.mode === 'off' || settings.legacyUrl === null) return null;
   const { services, context } = wiring;
   const metrics = new ShadowMetrics(wiring.registry);

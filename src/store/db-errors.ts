@@ -77,3 +77,13 @@ export function databaseCondition(error: unknown): DatabaseCondition | null {
   }
   return null;
 }
+
+/** A driver error's code (SQLite's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno), or ''. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

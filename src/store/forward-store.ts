@@ -45,10 +45,15 @@ export function forwardMethods<T extends object>(shape: object, target: () => ob
   return out as unknown as T;
 }
 
-/** A store like `inner` with some methods replaced (tests: a store that fails on one call). */
+/**
+ * A store like `inner` with some methods replaced (tests: a store that fails on one call). Its own
+ * members that are not methods (a SqlStore's `retention`, `admin`...) are those of `inner`.
+ */
 export function withOverrides<T extends object>(inner: T, overrides: Partial<T>): T {
+  const members = Object.entries(inner).filter(([, value]) => typeof value !== 'function');
   return Object.assign(
     forwardMethods<T>(inner, () => inner),
+    Object.fromEntries(members),
     overrides,
   );
 }

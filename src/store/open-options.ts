@@ -1,4 +1,4 @@
-/** What opening a store may be told (openStore, the dialects' openers in dialect/). */
+/** What opening a store may be told (openStore, the engines' openers in sqlite/ and postgres/). */
 
 export interface OpenStoreOptions {
   /** PostgreSQL connections in the pool (default 10). */

@@ -44,8 +44,8 @@ export interface RetentionStore {
 
 /**
  * A dialect's way of running retention's batches (the opener gives it to the store): SQLite's
- * synchronous transactions on its one writer (sqlite-retention.ts), PostgreSQL's single statements
- * over SKIP LOCKED rows (dialect/postgres-retention.ts). `before` is an ISO 8601 time.
+ * synchronous transactions on its one writer (sqlite/sqlite-retention.ts), PostgreSQL's single statements
+ * over SKIP LOCKED rows (postgres/postgres-retention.ts). `before` is an ISO 8601 time.
  */
 export interface RetentionBatches {
   prune(table: RetentionTable, before: string, limit: number): Promise<number>;

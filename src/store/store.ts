@@ -2,6 +2,9 @@
  * The store: what operations need from the database, and what the admin tools need to load it.
  * It knows nothing of XML or HTTP; SQLite and PostgreSQL implement it behind one query layer.
  */
+import type { OutboxStore } from './outbox-types.js';
+import type { ShadowStore } from './shadow-types.js';
+import type { RetentionStore } from './retention-types.js';
 
 /** A student as stored (a type, not an interface, so it is a StructValue). Every field but the key may be null, which answers leave out. */
 export type StudentRecord = {
@@ -122,4 +125,14 @@ export interface Store {
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The store one running service needs: the operations' Store, the outbox its delivery worker
+ * drains and the retention its pruner runs (an opened store, or one opening in the background).
+ */
+export interface ServiceStore extends Store, OutboxStore {
+  readonly retention: RetentionStore;
+  /** What is kept of the comparisons beside the legacy service (src/shadow). */
+  readonly shadow: ShadowStore;
 }

@@ -1,7 +1,7 @@
 /**
  * The binding loop: every operation of a list, over every binding, against a real server serving
  * exactly that list, with the same expectations for all four. The contract's operations go through
- * it (test/operations.test.ts), and so does a test-only sixth one (test/sixth-operation.test.ts).
+ * it (test/service/operations.test.ts), and so does a test-only sixth one (test/sixth-operation.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

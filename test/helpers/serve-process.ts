@@ -4,12 +4,43 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { chmodSync, cpSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from './test-server.js';
 
 /** The built CLI. */
 export const CLI_MAIN = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
+
+let reachableCopy: string | undefined;
+
+/**
+ * The built CLI as another user (the service user `nobody`) can run it. A checkout where some
+ * directory above it keeps others out (a clone under /root, any `mktemp -d`) cannot be entered by
+ * that user, so the built code, its packages and package.json (ESM) are copied once into a
+ * temporary directory every user may enter, and removed when the test process exits.
+ */
+export function cliReachableByOthers(): string {
+  let dir = dirname(CLI_MAIN);
+  for (;;) {
+    if ((statSync(dir).mode & 0o001) === 0) break;
+    const up = dirname(dir);
+    if (up === dir) return CLI_MAIN;
+    dir = up;
+  }
+  if (reachableCopy === undefined) {
+    const copy = mkdtempSync(join(tmpdir(), 'sis-cli-'));
+    chmodSync(copy, 0o755);
+    process.once('exit', () => rmSync(copy, { recursive: true, force: true }));
+    for (const part of [join('dist', 'src'), 'node_modules', 'package.json']) {
+      cpSync(join(repoRoot, part), join(copy, part), { recursive: true });
+    }
+    chmodSync(join(copy, 'dist'), 0o755);
+    reachableCopy = join(copy, 'dist', 'src', 'cli', 'main.js');
+  }
+  return reachableCopy;
+}
 
 export interface ServeProcess {
   readonly process: ChildProcess;
@@ -27,17 +58,16 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
   return { ...env, SIS_DATABASE_URL: databaseUrl, ...extra };
 }
 
+/** A test service's environment: a free loopback port, no demo data, JSON log lines at info. */
+function serveEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { PORT: '0', HOST: '127.0.0.1', SIS_DEMO_DATA: 'false', LOG_LEVEL: 'info', SIS_LOG_FORMAT: 'json' };
+  return childEnv(databaseUrl, { ...base, ...extra });
+}
+
 /** Starts `sis serve` on a free port; resolves once it logs that it listens. */
 export function startServe(databaseUrl: string, extra: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI_MAIN, 'serve'], {
-    env: childEnv(databaseUrl, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIS_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      SIS_LOG_FORMAT: 'json',
-      ...extra,
-    }),
+    env: serveEnv(databaseUrl, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -116,15 +146,9 @@ export function runToExit(
   extra: Record<string, string> = {},
   options: RunOptions = {},
 ): Promise<ServeExit> {
-  const child = spawn(process.execPath, [CLI_MAIN, ...(options.args ?? ['serve'])], {
-    env: childEnv(databaseUrl, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIS_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      SIS_LOG_FORMAT: 'json',
-      ...extra,
-    }),
+  const main = options.user === undefined ? CLI_MAIN : cliReachableByOthers();
+  const child = spawn(process.execPath, [main, ...(options.args ?? ['serve'])], {
+    env: serveEnv(databaseUrl, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: '/',
     ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),

@@ -7,7 +7,7 @@ import type { RawResponse } from './raw-http.js';
 import type { GoldenCase } from './legacy-replay.js';
 import { goldenDataset, startTestServer } from './test-server.js';
 import type { TestServer } from './test-server.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
 import { buildReport } from '../../src/shadow/report.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 

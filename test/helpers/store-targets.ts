@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { openStore } from '../../src/store/open-store.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 
 export type Row = Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
-import type { Dataset, Store } from '../../src/store/store.js';
+import type { Dataset, ServiceStore } from '../../src/store/store.js';
 
 /** The repository root, from dist/test/helpers or test/helpers alike. */
 export const repoRoot = fileURLToPath(
@@ -35,7 +35,7 @@ export interface TestServer {
 export interface TestServerOptions {
   readonly env?: Record<string, string>;
   readonly dataset?: Dataset;
-  readonly store?: Store;
+  readonly store?: ServiceStore;
   readonly logDestination?: NodeJS.WritableStream;
   /** The operations to serve instead of the contract's (a test-only operation added to them). */
   readonly operations?: readonly Operation[];

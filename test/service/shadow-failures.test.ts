@@ -115,7 +115,7 @@ describe('a legacy service that fails', () => {
       await server.app.close();
       await legacy.close();
     }
-    const store = await import('../../src/store/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
+    const store = await import('../../src/store/open/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
     try {
       assert.equal((await store.listOutbox({})).length, 0, 'no SMS queued by us');
     } finally {

@@ -1,0 +1,99 @@
+/**
+ * Opening a PostgreSQL database: a pool (time-outs, keep-alive, search_path for a schema), data
+ * version, COPY session, snapshots and retention batches on it, then migrations. And looking at
+ * one for `sis check` in read-only transactions.
+ */
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import type { DatabaseInspection } from '../schema/inspection.js';
+import { schemaStatus } from '../schema/migrations.js';
+import type { OpenStoreOptions } from '../open-options.js';
+import { readyStore } from '../sql/ready-store.js';
+import type { Database } from '../schema/tables.js';
+import type { SqlStore } from '../sql/sql-store.js';
+import { postgres } from './postgres-dialect.js';
+import { postgresOpenError, postgresTarget } from './postgres-open-error.js';
+import { postgresParts } from './postgres-parts.js';
+
+/** Where a PostgreSQL URL points: the connection string without `?schema=`, and that schema. */
+export interface PostgresLocation {
+  readonly connectionString: string;
+  readonly schema: string | null;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+export async function openPostgres(target: PostgresLocation, options: OpenStoreOptions): Promise<SqlStore> {
+  const schema = options.schema ?? target.schema;
+  const poolSize = options.poolSize ?? 10;
+  // Loaded only for PostgreSQL: a SQLite process does not pay the driver's memory.
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: poolSize,
+    application_name: options.applicationName ?? 'sis',
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    // Finds peers that vanished without closing (a failed-over host) on idle connections too.
+    keepAlive: true,
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+  });
+  const onError = options.onBackgroundError ?? (() => undefined);
+  // A connection that dies emits 'error' on its client, idle or checked out. A checked-out client
+  // has no pool listener, so without this one the error would be unhandled and end the process.
+  // (The failed query itself rejects as usual; the pool drops the client when it is released.)
+  pool.on('connect', (client) => client.on('error', onError));
+  // The pool re-emits idle clients' errors, which the listener above has already reported.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      // search_path may name a schema that does not exist yet; migrate creates it under its lock.
+      onCreateConnection:
+        schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
+    }),
+  });
+  try {
+    const opened = { db, dialect: postgres, schema, close: () => db.destroy() };
+    return await readyStore(opened, options.migrations ?? 'apply', (applied) =>
+      postgresParts({ pool, db, schema, poolSize }, applied),
+    );
+  } catch (error) {
+    throw postgresOpenError(error, target.connectionString);
+  }
+}
+
+function setSearchPath(schema: string): CompiledQuery {
+  return CompiledQuery.raw(`set search_path to "${schema.replace(/"/g, '""')}"`);
+}
+
+/** On one connection whose every transaction is read-only. */
+export async function inspectPostgres(target: PostgresLocation, connectTimeoutMs: number): Promise<DatabaseInspection> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: 1,
+    application_name: 'sis-check',
+    connectionTimeoutMillis: connectTimeoutMs,
+    // Whatever this connection runs cannot write.
+    options: '-c default_transaction_read_only=on',
+  });
+  pool.on('error', () => undefined);
+  const schema = target.schema;
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      onCreateConnection:
+        schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
+    }),
+  });
+  try {
+    const { where, database } = postgresTarget(target.connectionString);
+    return {
+      ...(await schemaStatus(db)),
+      where: `${where}/${database}${schema === null ? '' : ` (schema ${schema})`}`,
+    };
+  } catch (error) {
+    throw postgresOpenError(error, target.connectionString);
+  } finally {
+    await db.destroy();
+  }
+}

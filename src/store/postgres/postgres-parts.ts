@@ -1,0 +1,70 @@
+/**
+ * PostgreSQL's parts of the store (sql/engine-parts.ts): reads on the pool, tried again once on a
+ * connection that died; the data version a trigger moves; COPY sessions, snapshots and retention
+ * batches on pooled connections. AuthCode has no quick way here: the shared transaction runs.
+ */
+import { CompiledQuery } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Pool } from 'pg';
+import { isConnectionLost } from '../db-errors.js';
+import type { Database } from '../schema/tables.js';
+import type { EngineParts, EngineReads } from '../sql/engine-parts.js';
+import { postgresBulkSession } from './postgres-bulk-session.js';
+import { postgresDataVersion } from './postgres-data-version.js';
+import { postgres } from './postgres-dialect.js';
+import { postgresRetention } from './postgres-retention.js';
+import { postgresSnapshot } from './postgres-snapshot.js';
+
+export interface PostgresConnections {
+  readonly pool: Pool;
+  /** Kysely over `pool`. */
+  readonly db: Kysely<Database>;
+  /** The schema the store lives in (search_path); null: whatever search_path names. */
+  readonly schema: string | null;
+  readonly poolSize: number;
+}
+
+export function postgresParts(connections: PostgresConnections, migrationsApplied: readonly number[]): EngineParts {
+  const { pool, db, schema, poolSize } = connections;
+  return {
+    db,
+    dialect: postgres,
+    lockScope: schema ?? '',
+    migrationsApplied,
+    reads: pooledReads(db),
+    authCode: () => null,
+    dataVersion: postgresDataVersion(pool, schema),
+    retention: postgresRetention(db),
+    bulkSession: postgresBulkSession(pool, schema),
+    snapshots: {
+      open: () => postgresSnapshot(db),
+      // Half the pool at most serves streamed lists, so short requests always find connections.
+      slots: Math.max(1, Math.floor(poolSize / 2)),
+      connections: () => 0,
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/**
+ * A read, tried once more on another connection when its connection turns out to have died
+ * (the pool drops it): a restarted server or a killed connection then costs no failed request.
+ * Writes are not retried: whether a lost one was committed cannot be known.
+ */
+function pooledReads(db: Kysely<Database>): EngineReads {
+  const read = async <R>(query: CompiledQuery): Promise<R[]> => {
+    try {
+      return (await db.executeQuery<R>(query)).rows;
+    } catch (error) {
+      if (!isConnectionLost(error)) throw error;
+      return (await db.executeQuery<R>(query)).rows;
+    }
+  };
+  return {
+    rows: <R>(source: string, parameters: readonly unknown[]) => read<R>(CompiledQuery.raw(source, [...parameters])),
+    async arrays(query) {
+      const rows = await read<Record<string, unknown>>(query);
+      return rows.map((row) => Object.values(row));
+    },
+  };
+}

@@ -1,0 +1,258 @@
+/**
+ * Failures an operator must act on while the service runs, made for real against the real
+ * `sis serve`: the database lost (PostgreSQL behind a proxy that stops), the disk full (SQLite on a
+ * small tmpfs), the SMS gateway refusing every message, Redis unreachable. Each is logged once when
+ * it starts and once when it ends, whatever the number of requests meanwhile; /readyz names it.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { eventually } from '../helpers/eventually.js';
+import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
+import { startServe, stopServe } from '../helpers/serve-process.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startSmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from '../helpers/store-targets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+
+after(cleanupTargets);
+
+const token = (s: ServeProcess): Promise<number> =>
+  fetch(`${s.url}/PushNotificationMobile.asmx/GetTokenDevice?id=1`).then(drain);
+const authCode = (s: ServeProcess, phone: string): Promise<number> =>
+  fetch(`${s.url}/AuthCodeSending.asmx/AuthCode`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: `code=1234&phone=${encodeURIComponent(phone)}`,
+  }).then(drain);
+const readyz = async (s: ServeProcess): Promise<string> => {
+  const res = await fetch(`${s.url}/readyz`);
+  return `${res.status} ${await res.text()}`;
+};
+async function drain(res: Response): Promise<number> {
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** The service's log is buffered: what it wrote is in the pipe at most LOG_FLUSH_MS later. */
+const logWritten = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS + 300));
+
+/** The state lines of one dependency: [failed at error/warn, back to normal]. */
+function stateLines(
+  s: ServeProcess,
+  dependency: string,
+): { down: Record<string, unknown>[]; back: Record<string, unknown>[] } {
+  const mine = s.logs.filter((l) => l['dependency'] === dependency);
+  return {
+    down: mine.filter((l) => !String(l['msg']).includes(' back to normal after ')),
+    back: mine.filter((l) => String(l['msg']).includes(' back to normal after ')),
+  };
+}
+
+describe('run-time failures, logged once per change', () => {
+  it(
+    'PostgreSQL lost: one error line, requests get a fault, /readyz names the database; one line when it is back',
+    { skip: POSTGRES_SKIP ?? false, timeout: 60_000 },
+    async () => {
+      const target = new URL(postgresUrl);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+      await proxy.start();
+      const via = new URL(newSchema('lost').url);
+      via.host = `127.0.0.1:${proxy.port}`;
+      const s = await startServe(via.toString(), { SIS_DEMO_DATA: 'true', SIS_SHUTDOWN_GRACE_MS: '0' });
+      try {
+        assert.equal(await token(s), 200);
+        await proxy.stop();
+        for (let i = 0; i < 8; i++) assert.equal(await token(s), 500);
+        assert.equal(await readyz(s), '503 not ready: database\n');
+        assert.equal(await readyz(s), '503 not ready: database\n');
+        await logWritten();
+        const { down } = stateLines(s, 'database');
+        assert.equal(down.length, 1, JSON.stringify(down));
+        assert.equal(down[0]!['level'], 50);
+        assert.match(
+          String(down[0]!['msg']),
+          /^database unavailable: requests that need it are answered with a server fault \(HTTP 500\) and \/readyz answers 503/,
+        );
+        assert.ok(!s.logs.some((l) => l['msg'] === 'operation failed'), 'no error line per request');
+        assert.equal(
+          s.logs.filter((l) => l['msg'] === 'request' && l['database'] === 'unavailable').length,
+          8,
+          'each request is an ordinary info line',
+        );
+
+        await proxy.start();
+        await eventually(async () => assert.equal(await token(s), 200), 20_000);
+        await eventually(() => assert.equal(stateLines(s, 'database').back.length, 1));
+        assert.equal(await readyz(s), '200 ready\n');
+        assert.equal(stateLines(s, 'database').down.length, 1, 'still one line for the outage');
+        assert.match(
+          String(stateLines(s, 'database').back[0]!['msg']),
+          /^database back to normal after \d+ s \(\d+ failed calls meanwhile\)$/,
+        );
+      } finally {
+        await stopServe(s);
+        await proxy.stop();
+      }
+    },
+  );
+
+  const tmpfs = mountTmpfs();
+  it(
+    'the disk full (SQLite on a small tmpfs): writes fail, reads are answered, one line each way',
+    { skip: tmpfs.skip },
+    async () => {
+      const s = await startServe(`sqlite:${join(tmpfs.dir, 'sis.db')}`, {
+        SIS_DEMO_DATA: 'true',
+        SIS_AUTH_CODES_PER_HOUR: '0',
+        SIS_SHUTDOWN_GRACE_MS: '0',
+      });
+      const filler = join(tmpfs.dir, 'filler');
+      try {
+        assert.equal(await authCode(s, '+15550100700'), 200);
+        try {
+          writeFileSync(filler, Buffer.alloc(8 * 1024 * 1024)); // larger than the file system: it fills it
+        } catch (error) {
+          assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC');
+        }
+        for (let i = 1; i <= 4; i++) assert.equal(await authCode(s, `+1555010070${i}`), 500);
+        assert.equal(await token(s), 200, 'reads are still answered');
+        assert.equal(await readyz(s), '200 ready (degraded: database writes failing (disk full))\n');
+        await logWritten();
+        const { down } = stateLines(s, 'database writes');
+        assert.equal(down.length, 1, JSON.stringify(down));
+        assert.equal(down[0]!['level'], 50);
+        assert.match(
+          String(down[0]!['msg']),
+          /^database writes failing \(disk full\): AuthCode \(every write\) is answered with a server fault, reads are still answered; free space/,
+        );
+        assert.equal(down[0]!['reason'], 'database or disk is full (SQLITE_FULL)');
+
+        rmSync(filler);
+        assert.equal(await authCode(s, '+15550100709'), 200);
+        await logWritten();
+        assert.equal(stateLines(s, 'database writes').back.length, 1);
+        assert.equal(await readyz(s), '200 ready\n');
+      } finally {
+        await stopServe(s);
+        tmpfs.unmount();
+      }
+    },
+  );
+
+  it(
+    'the SMS gateway refusing every message: one error line, codes wait; one line once it delivers',
+    { timeout: 30_000 },
+    async () => {
+      let answer = 503;
+      const gateway = await startSmsGateway('state-secret', () => answer);
+      const dir = mkdtempSync(join(tmpdir(), 'sis-gateway-state-'));
+      const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
+        SIS_SMS_WEBHOOK_URL: gateway.url,
+        SIS_SMS_WEBHOOK_SECRET: 'state-secret',
+        SIS_SMS_WEBHOOK_TIMEOUT_MS: '1000',
+        SIS_OUTBOX_LEASE_MS: '2000',
+        SIS_OUTBOX_BACKOFF_MS: '20',
+        SIS_OUTBOX_POLL_MS: '50',
+        SIS_OUTBOX_MAX_ATTEMPTS: '50',
+        SIS_SHUTDOWN_GRACE_MS: '0',
+      });
+      try {
+        assert.equal(await authCode(s, '+15550100801'), 200);
+        assert.equal(await authCode(s, '+15550100802'), 200);
+        await eventually(() => assert.ok(gateway.received.length >= 6, `${gateway.received.length} attempts`));
+        await logWritten();
+        const { down } = stateLines(s, 'SMS gateway');
+        assert.equal(down.length, 1, JSON.stringify(down));
+        assert.equal(down[0]!['level'], 50);
+        assert.match(
+          String(down[0]!['msg']),
+          /^SMS gateway refusing messages: codes accepted by AuthCode are not delivered: they wait in the outbox and are retried/,
+        );
+        assert.equal(down[0]!['reason'], 'gateway answered 503');
+        assert.ok(
+          !s.logs.some((l) => l['msg'] === 'outbox: will retry' && Number(l['level']) >= 40),
+          'no warning per attempt',
+        );
+        assert.equal(await readyz(s), '200 ready (degraded: SMS gateway refusing messages)\n');
+
+        answer = 200;
+        await gateway.delivered(2);
+        await eventually(() => assert.equal(stateLines(s, 'SMS gateway').back.length, 1));
+        assert.equal(stateLines(s, 'SMS gateway').down.length, 1);
+        assert.equal(await readyz(s), '200 ready\n');
+      } finally {
+        await stopServe(s);
+        await gateway.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  const redisUrl = process.env['SIS_TEST_REDIS_URL'] ?? '';
+  it(
+    'Redis unreachable: requests let through, one warning; one line when it answers again',
+    { skip: redisUrl === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : false, timeout: 30_000 },
+    async () => {
+      const target = new URL(redisUrl);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+      await proxy.start();
+      const dir = mkdtempSync(join(tmpdir(), 'sis-redis-state-'));
+      const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
+        SIS_DEMO_DATA: 'true',
+        SIS_RATE_LIMIT: '1000/1s',
+        SIS_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        SIS_SHUTDOWN_GRACE_MS: '0',
+      });
+      try {
+        assert.equal(await token(s), 200);
+        await proxy.stop();
+        for (let i = 0; i < 6; i++) assert.equal(await token(s), 200, 'let through');
+        await eventually(() => assert.equal(stateLines(s, 'Redis').down.length, 1));
+        const { down } = stateLines(s, 'Redis');
+        assert.equal(down[0]!['level'], 40);
+        assert.match(
+          String(down[0]!['msg']),
+          /^Redis unreachable: rate limits \(SIS_RATE_LIMIT\) are not enforced: requests are let through until it answers again/,
+        );
+        assert.equal(await readyz(s), '200 ready (degraded: Redis unreachable)\n');
+
+        await proxy.start();
+        await eventually(() => assert.equal(stateLines(s, 'Redis').back.length, 1), 15_000);
+        assert.equal(await token(s), 200);
+        assert.equal(await readyz(s), '200 ready\n');
+        assert.equal(stateLines(s, 'Redis').down.length, 1, 'still one line for the outage');
+      } finally {
+        await stopServe(s);
+        await proxy.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+/** A 2 MiB tmpfs to fill; skipped where mounting is not allowed (not root, a container without the right). */
+function mountTmpfs(): { dir: string; skip: string | false; unmount(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sis-full-'));
+  let mounted = false;
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
+    mounted = true;
+  } catch {
+    // reported as the skip reason
+  }
+  const unmount = (): void => {
+    if (mounted) execFileSync('umount', [dir], { stdio: 'ignore' });
+    mounted = false;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  after(unmount);
+  return {
+    dir,
+    skip: mounted ? false : 'cannot mount a small tmpfs here (needs root): the disk-full test is skipped',
+    unmount,
+  };
+}

@@ -121,12 +121,12 @@ for (const target of storeTargets) {
         assert.equal(existsSync(db.url.slice('sqlite:'.length)), false, 'not created by a read');
       assert.deepEqual(await sis('migrate', [], env), {
         code: 0,
-        stdout: `${shown}: applied migrations 1, 2, 3, 4, 5 (schema version 5)\n`,
+        stdout: `${shown}: applied migrations 1, 2, 3, 4, 5, 6 (schema version 6)\n`,
         stderr: '',
       });
       assert.deepEqual(await sis('migrate', [], env), {
         code: 0,
-        stdout: `${shown} is up to date (schema version 5)\n`,
+        stdout: `${shown} is up to date (schema version 6)\n`,
         stderr: '',
       });
       assert.equal((await sis('stats', [], env)).code, 0);
@@ -138,7 +138,7 @@ for (const target of storeTargets) {
       assert.equal((await sis('import', [file(JSON.stringify(DEMO_DATASET))], env)).code, 0);
       assert.deepEqual(await sis('stats', [], env), {
         code: 0,
-        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t5\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
+        stdout: `database\t${redactDatabaseUrl(db.url)}\nschema_version\t6\nstudents\t5\ndevices\t5\nauth_codes\t0\nschools\t2\n`,
         stderr: '',
       });
       assert.deepEqual(await sis('schools', [], env), {

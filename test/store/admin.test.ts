@@ -277,12 +277,12 @@ for (const target of storeTargets) {
         (error: unknown) => error instanceof MigrationError && /sis migrate/.test(error.message),
       );
       const first = await openStore(db.url);
-      assert.deepEqual(first.migrationsApplied, [1, 2, 3, 4, 5]);
+      assert.deepEqual(first.migrationsApplied, [1, 2, 3, 4, 5, 6]);
       await first.close();
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger and migration 5's index and table.
+      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables.
       await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') {
@@ -295,12 +295,13 @@ for (const target of storeTargets) {
       await db.sql('drop index auth_codes_phone_time');
       await db.sql('drop index auth_codes_created');
       await db.sql('drop table pruned_rows');
+      for (const table of ['shadow_counts', 'shadow_differences']) await db.sql(`drop table ${table}`);
       await assert.rejects(
         openStore(db.url, { migrations: 'require' }),
-        /schema version 1, this program needs 5; run `sis migrate` first/,
+        /schema version 1, this program needs 6; run `sis migrate` first/,
       );
       const migrated = await openStore(db.url);
-      assert.deepEqual(migrated.migrationsApplied, [2, 3, 4, 5]);
+      assert.deepEqual(migrated.migrationsApplied, [2, 3, 4, 5, 6]);
       await migrated.close();
     });
   });

@@ -11,6 +11,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const LAYERS = [
   'cli',
   'app',
+  'shadow',
   'http',
   'access',
   'outbox',

@@ -26,13 +26,14 @@ import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
 import { dialectFor } from '../store/open/database-at.js';
-import { DEMO_DATASET } from '../store/demo-data.js';
+import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { openStore } from '../store/open/open-store.js';
 import type { OpenStoreOptions } from '../store/open/open-store.js';
 import type { OutboxStore } from '../store/outbox-types.js';
 import type { RetentionStore } from '../store/retention-types.js';
 import type { ServiceStore, Store } from '../store/store.js';
+import { startShadow } from '../shadow/start-shadow.js';
 
 /** A running service: its server, its store, and how to stop both. */
 export interface App {
@@ -116,7 +117,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     listPageRows: config.listPageRows,
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
-  const server = createHttpServer(config, dispatcher, log, { state, metrics: requests, gate, ops });
+  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
+  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, { state, metrics: requests, gate, ops });
   try {
     await listen(server, config.port, config.host);
   } catch (err) {
@@ -147,7 +149,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
           { graceMs: config.shutdownGraceMs, timeoutMs: config.shutdownTimeoutMs },
           log,
         );
-        // The delivery in progress ends (and is recorded) while the store is still open.
+        // The delivery in progress ends (and is recorded) while the store is still open; so do comparisons.
+        await shadow?.stop();
         await outbox?.stop();
         await pruner?.stop();
         await sms.stop();

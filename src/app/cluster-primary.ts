@@ -10,7 +10,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { RegistryContentType } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import { DEMO_DATASET } from '../store/demo-data.js';
+import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { openStore } from '../store/open/open-store.js';
 import {
   DRAIN,

@@ -74,6 +74,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./prune-command.js')).pruneCommand,
   },
   {
+    name: 'shadow',
+    summary: 'report or reset the comparisons with the legacy service (SIS_SHADOW)',
+    load: async () => (await import('./shadow-command.js')).shadowCommand,
+  },
+  {
     name: 'hash-key',
     summary: 'make an API key and the hash SIS_API_KEYS holds',
     load: async () => (await import('./hash-key-command.js')).hashKeyCommand,

@@ -183,3 +183,34 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
   return ok && secret !== '' ? { url, secret, timeoutMs } : null;
 }
+
+/** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */
+export function shadowSettings(r: SettingReader): Section<'shadow'> {
+  const mode = r.oneOf('SIS_SHADOW', ['off', 'compare', 'legacy'] as const);
+  const legacyUrl = r.url('SIS_LEGACY_URL');
+  if (mode !== 'off' && legacyUrl === null && !r.problems.some((p) => p.startsWith('SIS_LEGACY_URL')))
+    r.problems.push(
+      `SIS_LEGACY_URL: required when SIS_SHADOW=${mode} (the legacy service's base URL, e.g. http://old-host/SchoolService/)`,
+    );
+  if (legacyUrl !== null && /[?#]/.test(legacyUrl))
+    r.problems.push(`SIS_LEGACY_URL=${JSON.stringify(legacyUrl)}: expected a base URL without query or fragment`);
+  const sampleText = r.str('SIS_SHADOW_SAMPLE');
+  const sample = Number(sampleText);
+  if (!/^\s*(0|1|0?\.\d+|1\.0*)\s*$/.test(sampleText) || !(sample >= 0 && sample <= 1))
+    r.problems.push(
+      `SIS_SHADOW_SAMPLE=${JSON.stringify(sampleText)}: expected a fraction from 0 to 1, such as 1, 0.5 or 0.01`,
+    );
+  return {
+    shadow: {
+      mode,
+      legacyUrl: legacyUrl === null ? null : legacyUrl.endsWith('/') ? legacyUrl : `${legacyUrl}/`,
+      sample: Number.isFinite(sample) && sample >= 0 && sample <= 1 ? sample : 1,
+      timeoutMs: r.int('SIS_SHADOW_TIMEOUT_MS', 10, 600_000),
+      maxInFlight: r.int('SIS_SHADOW_MAX_IN_FLIGHT', 1, 100_000),
+      maxAnswerBytes: r.int('SIS_SHADOW_MAX_ANSWER_BYTES', 1024, 1024 * 1024 * 1024),
+      fallback: r.bool('SIS_SHADOW_FALLBACK'),
+      keep: r.int('SIS_SHADOW_KEEP', 0, 10_000_000),
+      retentionMs: r.int('SIS_SHADOW_RETENTION_MS', 0, MAX_RETENTION_MS),
+    },
+  };
+}

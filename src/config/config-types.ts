@@ -21,6 +21,25 @@ export interface OutboxSettings {
   readonly leaseMs: number;
 }
 
+/** Running beside the legacy service (docs/migrating.md); mode `off` leaves the rest unused. */
+export interface ShadowSettings {
+  readonly mode: 'off' | 'compare' | 'legacy';
+  /** The legacy service's base URL, with a trailing slash; null only when the mode is off. */
+  readonly legacyUrl: string | null;
+  /** Fraction of requests compared, 0 to 1. */
+  readonly sample: number;
+  readonly timeoutMs: number;
+  readonly maxInFlight: number;
+  /** Largest answer read; a larger legacy answer is legacy-failed. */
+  readonly maxAnswerBytes: number;
+  /** Legacy mode: we answer when the legacy cannot (else 502). */
+  readonly fallback: boolean;
+  /** Most differences kept as examples. */
+  readonly keep: number;
+  /** 0: kept forever. */
+  readonly retentionMs: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -91,4 +110,5 @@ export interface Config {
   readonly smsWebhook: SmsWebhook | null;
   readonly outbox: OutboxSettings;
   readonly retention: RetentionSettings;
+  readonly shadow: ShadowSettings;
 }

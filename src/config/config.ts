@@ -13,6 +13,7 @@ import {
   httpSettings,
   loggingSettings,
   retentionSettings,
+  shadowSettings,
   smsSettings,
 } from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
@@ -20,7 +21,7 @@ import { smsGuardSettings } from './sms-guard-settings.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
-export type { Config, OutboxSettings, SmsWebhook } from './config-types.js';
+export type { Config, OutboxSettings, ShadowSettings, SmsWebhook } from './config-types.js';
 export type { RetentionSettings } from './retention-settings.js';
 export type { RateLimit, ResultsMode };
 
@@ -48,6 +49,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     ...smsDelivery,
     sms: smsGuardSettings(r),
     ...retentionSettings(r, smsDelivery.authCodesPerHour),
+    ...shadowSettings(r),
     demoData: r.bool('SIS_DEMO_DATA'),
     helpTestForm: r.oneOf('SIS_HELP_TEST_FORM', ['local', 'all', 'off'] as const),
     results: r.oneOf('SIS_RESULTS', ['documented', 'extended'] as const),

@@ -166,6 +166,44 @@ export const SETTINGS: readonly SettingInfo[] = [
     default: '2592000000',
     meaning: 'how long delivered and failed messages are kept (30 days; 0 = forever; pending ones always are)',
   },
+  {
+    name: 'SIS_LEGACY_URL',
+    default: '',
+    meaning: 'the legacy service beside this one (http/https base URL; our path under SIS_BASE_PATH is appended)',
+  },
+  {
+    name: 'SIS_SHADOW',
+    default: 'off',
+    meaning:
+      'off; compare (we answer, the legacy gets a copy); legacy (the legacy answers, ours is computed and compared)',
+  },
+  { name: 'SIS_SHADOW_SAMPLE', default: '1', meaning: 'fraction of requests compared (0 to 1)' },
+  { name: 'SIS_SHADOW_TIMEOUT_MS', default: '5000', meaning: 'longest wait for the legacy service’s whole answer' },
+  {
+    name: 'SIS_SHADOW_MAX_IN_FLIGHT',
+    default: '64',
+    meaning: 'comparisons in progress per process; beyond it a request is counted skipped',
+  },
+  {
+    name: 'SIS_SHADOW_MAX_ANSWER_BYTES',
+    default: '16777216',
+    meaning: 'largest legacy (or our) answer compared; a larger legacy answer is legacy-failed',
+  },
+  {
+    name: 'SIS_SHADOW_FALLBACK',
+    default: 'on',
+    meaning: 'legacy mode: when the legacy cannot be reached, we answer (on) or the client gets 502 (off)',
+  },
+  {
+    name: 'SIS_SHADOW_KEEP',
+    default: '1000',
+    meaning: 'most differences kept as examples (at most 20 per operation, binding and kind)',
+  },
+  {
+    name: 'SIS_SHADOW_RETENTION_MS',
+    default: '604800000',
+    meaning: 'how long shadow examples and counts are kept (7 days; AuthCode phones and codes masked)',
+  },
 ];
 
 export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

@@ -42,8 +42,21 @@ export class HttpExchange implements Exchange {
     return Array.isArray(v) ? v.join(', ') : v;
   }
 
+  #body: Promise<Buffer> | undefined;
+
+  /** Read once: a second reader (the shadow's copy for the legacy service) gets the same bytes. */
   readBody(): Promise<Buffer> {
-    return readBody(this.req, this.config.maxBodyBytes, this);
+    return (this.#body ??= readBody(this.req, this.config.maxBodyBytes, this));
+  }
+
+  /** The headers as received, names in their case, as flat name/value pairs (to forward them). */
+  get rawHeaders(): readonly string[] {
+    return this.req.rawHeaders;
+  }
+
+  /** The peer's address (X-Forwarded-For's last hop when the request is forwarded). */
+  get peerAddress(): string | undefined {
+    return this.req.socket.remoteAddress;
   }
 
   origin(): string {

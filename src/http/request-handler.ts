@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/config.js';
-import type { Dispatcher } from '../bindings/dispatch.js';
-import type { Exchange, Outcome } from '../bindings/exchange.js';
+import type { Outcome } from '../bindings/exchange.js';
 import { INTERNAL_ERROR, refusalReply } from '../bindings/replies.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Gate } from '../access/gate.js';
@@ -20,6 +19,14 @@ import type { ReplyEnd } from './write-reply.js';
 /** What the server shares with the shutdown: once draining, every answer closes its connection. */
 export interface ServerState {
   draining: boolean;
+}
+
+/**
+ * What answers a request: the Dispatcher, or something at the same seam around it (the shadow
+ * beside the legacy service, src/shadow), given the HTTP exchange itself.
+ */
+export interface Answerer {
+  dispatch(ex: HttpExchange): Outcome | Promise<Outcome>;
 }
 
 /** The production parts around dispatch; each is optional so a bare server stays possible. */
@@ -49,7 +56,7 @@ export class RequestHandler {
 
   constructor(
     private readonly config: Config,
-    private readonly dispatcher: Dispatcher,
+    private readonly dispatcher: Answerer,
     private readonly log: Logger,
     private readonly hooks: ServerHooks = {},
   ) {
@@ -82,7 +89,7 @@ export class RequestHandler {
    * of ours turned into a 500 (logged). The gate is not asked. The seam for running a request
    * in-process (a replay, a comparison with the legacy service); never rejects.
    */
-  async outcome(ex: Exchange & { readonly requestId: string }): Promise<Outcome> {
+  async outcome(ex: HttpExchange): Promise<Outcome> {
     try {
       const pending = this.dispatcher.dispatch(ex);
       return pending instanceof Promise ? await pending : pending;

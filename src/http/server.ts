@@ -2,13 +2,12 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Config } from '../config/config.js';
-import type { Dispatcher } from '../bindings/dispatch.js';
 import { unparsableRequestAnswer } from '../bindings/replies.js';
 import type { Logger } from '../logging/logger.js';
 import { RequestHandler } from './request-handler.js';
-import type { ServerHooks } from './request-handler.js';
+import type { Answerer, ServerHooks } from './request-handler.js';
 
-export type { ServerHooks, ServerState } from './request-handler.js';
+export type { Answerer, ServerHooks, ServerState } from './request-handler.js';
 
 /**
  * The HTTP layer: turns a node:http request into an Exchange for the dispatcher and writes its
@@ -17,7 +16,7 @@ export type { ServerHooks, ServerState } from './request-handler.js';
  * the stack. node:http is used
  * bare because the answer bytes are ours to the last header, and the benchmark shows its cost.
  */
-export function createHttpServer(config: Config, dispatcher: Dispatcher, log: Logger, hooks: ServerHooks = {}): Server {
+export function createHttpServer(config: Config, dispatcher: Answerer, log: Logger, hooks: ServerHooks = {}): Server {
   const timeouts = {
     requestTimeout: config.requestTimeoutMs,
     // Node checks time-outs on this interval (30 s by default): often enough to cut slow clients.

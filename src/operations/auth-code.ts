@@ -12,6 +12,8 @@ export const AuthCode = defineOperation({
   ],
   result: { kind: 'void' },
   async run(args, ctx: OperationContext) {
-    await acceptAuthCode(args, ctx);
+    // A dry run (beside the legacy service, which sends the real code) checks what a real call
+    // checks and writes nothing: no code stored, no SMS queued, no counter taken.
+    await acceptAuthCode(args, ctx, ctx.dryRun === true);
   },
 });

@@ -22,6 +22,11 @@ export interface OperationContext {
    * dispatcher: what AuthCode counts per address. The operation knows nothing else of the wire.
    */
   readonly clientAddress?: string;
+  /**
+   * Validate only: writes check what they would do and do nothing (AuthCode: no code stored, no
+   * SMS queued). Set beside the legacy service, whose answer the client gets (src/shadow).
+   */
+  readonly dryRun?: boolean;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
   /**

@@ -61,6 +61,15 @@ export interface PruneRequest {
   readonly dryRun?: boolean;
 }
 
+/**
+ * Another set of rows with a retention, pruned with each round (the shadow's kept differences and
+ * counts): `prune` removes at most `limit` rows older than its retention at `now`, returns how many.
+ */
+export interface PruneStep {
+  readonly name: string;
+  prune(now: Date, limit: number): Promise<number>;
+}
+
 export class Pruner {
   /** Rows this process removed, per table (for /metrics). */
   readonly pruned: Record<RetentionTable, number> = { auth_codes: 0, outbox: 0 };
@@ -70,6 +79,7 @@ export class Pruner {
   private running: Promise<void> | undefined;
   private stopped = false;
   private endPause: (() => void) | null = null;
+  private readonly steps: PruneStep[] = [];
 
   constructor(
     private readonly store: RetentionStore,
@@ -112,6 +122,11 @@ export class Pruner {
     return { tables, erased };
   }
 
+  /** Adds rows of another kind to every round (after the tables'). */
+  addStep(step: PruneStep): void {
+    this.steps.push(step);
+  }
+
   /** Runs a round now, then one every `intervalMs`. */
   start(): void {
     this.stopped = false;
@@ -147,6 +162,12 @@ export class Pruner {
           { authCodes, outbox, erased, ms: Math.round(performance.now() - started) },
           'retention: old rows pruned',
         );
+      }
+      for (const step of this.steps) {
+        if (this.stopped) return;
+        const now = this.now();
+        const removed = await this.batches(() => step.prune(now, this.options.batchRows));
+        if (removed > 0) this.log?.info({ [step.name]: removed }, 'retention: old rows pruned');
       }
       if (this.stopped) return;
       // Also after a round with nothing to prune: delivered texts erased since the last one leave the log.

@@ -3,6 +3,7 @@
  * It knows nothing of XML or HTTP; SQLite and PostgreSQL implement it behind one query layer.
  */
 import type { OutboxStore } from './outbox-types.js';
+import type { ShadowStore } from './shadow-types.js';
 import type { RetentionStore } from './retention-types.js';
 
 /** A student as stored (a type, not an interface, so it is a StructValue). Every field but the key may be null, which answers leave out. */
@@ -149,4 +150,6 @@ export interface Store {
  */
 export interface ServiceStore extends Store, OutboxStore {
   readonly retention: RetentionStore;
+  /** What is kept of the comparisons beside the legacy service (src/shadow). */
+  readonly shadow: ShadowStore;
 }

@@ -15,7 +15,7 @@ import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migrat
 import type { CommandOutput } from '../../src/cli/output.js';
 import { createSchoolsCommand, createStatsCommand, createStudentsCommand } from '../../src/cli/report-commands.js';
 import type { Command } from '../../src/cli/command.js';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { redactDatabaseUrl } from '../../src/store/open/database-url.js';
 import { cleanupTargets, sqliteTarget, postgresTarget, storeTargets } from '../helpers/store-targets.js';
 import type { FreshDatabase } from '../helpers/store-targets.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { createImportCommand, importCommand } from '../../src/cli/import-command.js';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { repoRoot } from '../helpers/test-server.js';
 

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migrations.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';

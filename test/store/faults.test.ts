@@ -9,7 +9,7 @@ import { OPERATION_FAILED } from '../../src/bindings/dispatch.js';
 import { BackgroundStore, StoreNotReadyError } from '../../src/store/open/background-store.js';
 import { DatabaseUrlError } from '../../src/store/open/database-url.js';
 import { DatabaseMissingError } from '../../src/errors/startup-errors.js';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { isTransientDatabaseError, openStoreWithRetry } from '../../src/store/open/open-retry.js';
 import type { AttemptFailure } from '../../src/store/open/open-retry.js';
 import { openStore } from '../../src/store/open/open-store.js';

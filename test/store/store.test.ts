@@ -11,7 +11,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/open/database-url.js';
 import { dialectFor } from '../../src/store/open/database-at.js';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { migrations } from '../../src/store/schema/migrations.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';

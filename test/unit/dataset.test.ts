@@ -9,7 +9,7 @@ import {
   validateDataset,
 } from '../../src/store/import/dataset-check.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
-import { DEMO_DATASET } from '../../src/store/demo-data.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/test-server.js';
 

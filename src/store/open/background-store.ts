@@ -15,6 +15,8 @@ import { SqlStore } from '../sql/sql-store.js';
 import type { ServiceStore, StudentRecord } from '../store.js';
 import { SqlSms } from '../sql/sql-sms.js';
 import type { SmsStore } from '../sms-types.js';
+import { SqlShadow } from '../sql/sql-shadow.js';
+import type { ShadowStore } from '../shadow-types.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';
@@ -49,6 +51,7 @@ export class BackgroundStore {
       if (!(name in this)) Object.defineProperty(this, name, { value: method });
     this.retention = forwardMethods<RetentionStore>(SqlRetention.prototype, () => this.#store!.retention, notReady);
     this.sms = forwardMethods<SmsStore>(SqlSms.prototype, () => this.#store!.sms, notReady);
+    this.shadow = forwardMethods<ShadowStore>(SqlShadow.prototype, () => this.#store!.shadow, notReady);
   }
 
   /** The opened store's SMS protection tables; until then every call fails as the others do. */
@@ -56,6 +59,8 @@ export class BackgroundStore {
 
   /** The opened store's retention; until then every call fails as the others do. */
   readonly retention: RetentionStore;
+  /** The opened store's shadow records, likewise. */
+  readonly shadow: ShadowStore;
 
   /** True once the database has answered and the store is open. */
   get ready(): boolean {

@@ -145,7 +145,40 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
-    // Number 7: another branch adds 6 at the same time; versions need not be contiguous.
+    version: 6,
+    name: 'beside the legacy service: comparison counts and kept differences',
+    async up(db, dialect) {
+      // Counts per minute, so a report can start anywhere; every instance adds to the same rows.
+      await db.schema
+        .createTable('shadow_counts')
+        .addColumn('bucket', 'text', (c) => c.notNull())
+        .addColumn('service', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('binding', 'text', (c) => c.notNull())
+        .addColumn('result', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('count', dialect.ddl.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('shadow_counts_key', ['bucket', 'service', 'operation', 'binding', 'result', 'kind'])
+        .execute();
+      await db.schema
+        .createTable('shadow_differences')
+        .addColumn('id', dialect.ddl.bigint, (c) => dialect.ddl.generatedKey(c))
+        .addColumn('created_at', dialect.ddl.timestamp, (c) => c.notNull())
+        .addColumn('service', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('binding', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('example', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('shadow_differences_kind')
+        .on('shadow_differences')
+        .columns(['service', 'operation', 'binding', 'kind'])
+        .execute();
+      await db.schema.createIndex('shadow_differences_created').on('shadow_differences').column('created_at').execute();
+    },
+  },
+  {
     version: 7,
     name: 'SMS bill protection: shared counters, refusal counts, blocked ranges, the address key, codes by country',
     async up(db, dialect) {

@@ -122,6 +122,30 @@ export interface SmsKeysTable {
   value: string;
 }
 
+/** Comparisons beside the legacy service, per minute (`bucket`, ISO 8601) and group; '' for none. */
+export interface ShadowCountsTable {
+  bucket: string;
+  service: string;
+  operation: string;
+  binding: string;
+  result: string;
+  /** The kind of difference (a digest of its paths) for `different`; '' otherwise. */
+  kind: string;
+  /** bigint on PostgreSQL: read back as a string. */
+  count: number | string;
+}
+
+/** Kept differences: one JSON example each (request, both answers, differing paths), personal data masked. */
+export interface ShadowDifferencesTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  service: string;
+  operation: string;
+  binding: string;
+  kind: string;
+  example: string;
+}
+
 export interface Database {
   students: StudentsTable;
   devices: DevicesTable;
@@ -136,4 +160,6 @@ export interface Database {
   sms_keys: SmsKeysTable;
   sis_migrations: MigrationsTable;
   sis_data_versions: DataVersionsTable;
+  shadow_counts: ShadowCountsTable;
+  shadow_differences: ShadowDifferencesTable;
 }

@@ -11,6 +11,7 @@ import type { OutboxMessage, OutboxOutcome, OutboxState } from '../outbox-types.
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
 import { SqlSms } from './sql-sms.js';
+import { SqlShadow } from './sql-shadow.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -39,6 +40,8 @@ export class SqlStore implements ServiceStore {
   readonly retention: SqlRetention;
   /** AuthCode's SMS protection: refusal counts, blocked ranges, the address key (sms-types.ts). */
   readonly sms: SqlSms;
+  /** What is kept of the comparisons beside the legacy service (src/shadow). */
+  readonly shadow: SqlShadow;
   readonly #db: Kysely<Database>;
   readonly #lockScope: string;
   readonly #reads: EngineReads;
@@ -71,6 +74,7 @@ export class SqlStore implements ServiceStore {
     this.admin = new SqlAdmin(db, dialect, lockScope, parts.bulkSession);
     this.retention = new SqlRetention(db, parts.retention);
     this.sms = new SqlSms(db);
+    this.shadow = new SqlShadow(db, dialect, lockScope);
     this.#slots = new Slots(parts.snapshots.slots);
     this.#students = new StudentLists(db, {
       read: (query) => this.#reads.arrays(query),

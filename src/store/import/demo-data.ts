@@ -3,7 +3,7 @@
  * schools and devices (examples/dataset.json holds the same records). Non-ASCII is escaped so the
  * exact code points (precomposed ë, Å, ö) survive editors and normalisation.
  */
-import type { Dataset } from './store.js';
+import type { Dataset } from '../store.js';
 
 export const DEMO_DATASET: Dataset = {
   students: [

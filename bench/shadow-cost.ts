@@ -1,0 +1,105 @@
+/**
+ * What running beside the legacy service costs ours (docs/migrating.md, "What it costs"): the
+ * same load (GetTokenDevice over SOAP 1.1 and GetStudentSchool over HTTP GET, demo data) against
+ * ours with SIS_SHADOW=off, then compare with SAMPLE=1 beside a fast legacy (a second instance of
+ * ours on the same database: identical answers), one that hangs, and one that refuses; rounds
+ * alternate. Reported: requests per second, and our process's CPU time per request (what the
+ * comparisons cost whatever else runs on the machine). `node dist/bench/shadow-cost.js`;
+ * BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (20).
+ */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { cpuSecondsOf } from './load/proc-stat.js';
+import { CLI, freePort, nodeCommand, startChild, waitUntilUp } from './load/processes.js';
+import type { Child } from './load/processes.js';
+import { soapRequest } from './scenarios/soap-requests.js';
+
+/** autocannon ships no types: the part used here. */
+type Autocannon = (opts: Record<string, unknown>) => Promise<{ requests: { average: number; total: number } }>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const seconds = Number(process.env['BENCH_SECONDS'] ?? 5);
+const rounds = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
+const dir = mkdtempSync(join(tmpdir(), 'sis-shadow-bench-'));
+const database = `sqlite:${join(dir, 'sis.db')}`;
+
+async function serve(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = startChild(name, nodeCommand(null, [CLI, 'serve']), {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SIS_DATABASE_URL: database,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${url}/healthz`);
+  return { child, url };
+}
+
+async function hangingPort(): Promise<number> {
+  const server = createServer(() => undefined);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.unref();
+  return (server.address() as AddressInfo).port;
+}
+
+async function load(url: string): Promise<{ rps: number; requests: number }> {
+  const body = soapRequest('http://schemas.xmlsoap.org/soap/envelope/', 'soap', 'GetTokenDevice', [['id', '1']]);
+  const headers = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' };
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      { method: 'POST', path: '/PushNotificationMobile.asmx', headers, body },
+      {
+        method: 'GET',
+        path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fschool-a.example&show_active=1',
+      },
+    ],
+  });
+  return { rps: result.requests.average, requests: result.requests.total };
+}
+
+async function measure(label: string, env: Record<string, string>): Promise<string> {
+  const ours = await serve(label, env);
+  try {
+    await load(ours.url); // warm-up
+    const cpu0 = cpuSecondsOf(ours.child.pid);
+    const { rps, requests } = await load(ours.url);
+    const cpuUs = ((cpuSecondsOf(ours.child.pid) - cpu0) * 1e6) / requests;
+    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request`;
+  } finally {
+    await ours.child.stop();
+  }
+}
+
+const legacy = await serve('legacy', { SIS_DEMO_DATA: 'true' });
+const hang = await hangingPort();
+const refused = await freePort();
+const shadow = { SIS_SHADOW: 'compare', SIS_SHADOW_SAMPLE: '1' };
+const configs: [string, Record<string, string>][] = [
+  ['off', {}],
+  ['compare, fast legacy', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/` }],
+  [
+    'compare, hanging legacy',
+    { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${hang}/`, SIS_SHADOW_TIMEOUT_MS: '1000' },
+  ],
+  ['compare, refusing legacy', { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${refused}/` }],
+];
+try {
+  for (let round = 1; round <= rounds; round++) {
+    for (const [label, env] of configs) console.log(`round ${round}\t${await measure(label, env)}`);
+  }
+} finally {
+  await legacy.child.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);

@@ -1,0 +1,266 @@
+/**
+ * Beside the legacy service (docs/migrating.md). Wraps the dispatcher at the seam the HTTP layer
+ * calls (`dispatch(exchange) → Outcome`), so nothing else changes:
+ *
+ * - `compare`: we answer the client as always; once our answer is on its way, the same request
+ *   goes to the legacy service in the background and the answers are compared. The client never
+ *   waits for the legacy service.
+ * - `legacy`: the legacy service answers the client (status, content type, cache headers and body
+ *   passed through); ours is computed in-process in the background (no HTTP to ourselves), with
+ *   writes validated only (the dry-run dispatcher), and compared.
+ *
+ * AuthCode (a write) is never sent twice: not replayed in `compare`, only validated in `legacy`.
+ */
+import type { Dispatcher } from '../bindings/dispatch.js';
+import type { Outcome } from '../bindings/exchange.js';
+import type { Reply } from '../reply/reply.js';
+import type { ShadowSettings } from '../config/config.js';
+import type { HttpExchange } from '../http/http-exchange.js';
+import type { Logger } from '../logging/logger.js';
+import type { Captured } from './capture.js';
+import { captureReply, teeReply } from './capture.js';
+import { compareAnswers } from './compare.js';
+import { buildExample } from './example.js';
+import { Failover } from './failover.js';
+import type { LegacyAnswer, LegacyClient, LegacyResult } from './legacy-client.js';
+import type { ShadowRecorder } from './recorder.js';
+import type { RequestShape, ServiceFile } from './request-shape.js';
+import { shapeOf } from './request-shape.js';
+
+export interface ShadowParts {
+  readonly settings: ShadowSettings;
+  readonly basePath: string;
+  readonly files: ReadonlyMap<string, ServiceFile>;
+  /** Ours, as the client gets it. */
+  readonly dispatcher: Dispatcher;
+  /** Ours with writes validated only (legacy mode's background answers). */
+  readonly dryRun: Dispatcher;
+  readonly legacy: LegacyClient;
+  readonly recorder: ShadowRecorder;
+  readonly log: Logger;
+  /** Told of each fail-over (the metric). */
+  readonly failedOver?: (answer: 'ours' | 'bad-gateway') => void;
+  /** Whether this request is compared (SIS_SHADOW_SAMPLE); injectable for tests. */
+  readonly sampled?: () => boolean;
+}
+
+/** Labels of one comparison: ours where our answer says, else what the path says. */
+interface Labels {
+  readonly service: string | null;
+  readonly operation: string | null;
+  readonly binding: string;
+}
+
+/** Headers of the legacy answer the client gets as they are (besides status, Content-Type and body). */
+const PASSED_THROUGH = [
+  'Cache-Control',
+  'Expires',
+  'Pragma',
+  'Vary',
+  'ETag',
+  'Last-Modified',
+  'Location',
+  'WWW-Authenticate',
+  'Allow',
+];
+
+const BAD_GATEWAY: Reply = { status: 502, contentType: null, body: '', invoked: false };
+
+export class ShadowDispatcher {
+  #inFlight = 0;
+  readonly #sampled: () => boolean;
+  readonly #failover: Failover;
+
+  constructor(private readonly parts: ShadowParts) {
+    const { sample } = parts.settings;
+    this.#sampled = parts.sampled ?? (() => sample >= 1 || (sample > 0 && Math.random() < sample));
+    this.#failover = new Failover(parts.log, parts.settings.fallback, parts.failedOver);
+  }
+
+  /** Comparisons in progress (for tests and the benchmark). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  dispatch(ex: HttpExchange): Outcome | Promise<Outcome> {
+    const shape = shapeOf(ex, this.parts.basePath, this.parts.files);
+    if (shape === null) return this.parts.dispatcher.dispatch(ex);
+    return this.parts.settings.mode === 'legacy' ? this.legacyAnswers(ex, shape) : this.compare(ex, shape);
+  }
+
+  /** A comparison may start: sampled, and under the in-flight cap. Counted `skipped` otherwise. */
+  private admit(labels: Labels): boolean {
+    if (this.#sampled() && this.#inFlight < this.parts.settings.maxInFlight) {
+      this.#inFlight++;
+      return true;
+    }
+    this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
+    return false;
+  }
+
+  private compare(ex: HttpExchange, shape: RequestShape): Outcome | Promise<Outcome> {
+    const { dispatcher, recorder } = this.parts;
+    if (shape.write) {
+      recorder.count(shape.service, shape.operation, shape.binding, 'skipped');
+      return dispatcher.dispatch(ex);
+    }
+    if (!this.admit(shape)) return dispatcher.dispatch(ex);
+    // Read once, for both: our dispatcher and the copy for the legacy service get the same bytes.
+    const body = shape.hasBody ? ex.readBody() : Promise.resolve(null);
+    body.catch(() => undefined);
+    return Promise.resolve(dispatcher.dispatch(ex)).then(
+      (outcome) => {
+        const { reply, captured } = teeReply(outcome.reply, this.parts.settings.maxAnswerBytes);
+        this.replay(ex, shape, outcome, body, captured)
+          .catch((err: unknown) => this.parts.log.error({ err }, 'shadow: a comparison failed'))
+          .finally(() => this.#inFlight--);
+        return reply === outcome.reply ? outcome : { ...outcome, reply };
+      },
+      (err: unknown) => {
+        this.#inFlight--;
+        throw err;
+      },
+    );
+  }
+
+  /** Compare mode's background half: the legacy service's answer, once ours is sent. */
+  private async replay(
+    ex: HttpExchange,
+    shape: RequestShape,
+    outcome: Outcome,
+    bodyRead: Promise<Buffer | null>,
+    captured: Promise<Captured | null>,
+  ): Promise<void> {
+    const labels = labelsOf(outcome, shape);
+    const body = await bodyRead.catch(() => undefined);
+    if (body === undefined)
+      return this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
+    const result = await this.send(ex, shape, body);
+    const ours = await captured;
+    this.record(ex, body, labels, result, ours);
+  }
+
+  private async legacyAnswers(ex: HttpExchange, shape: RequestShape): Promise<Outcome> {
+    const { dispatcher, dryRun } = this.parts;
+    let body: Buffer | null = null;
+    try {
+      body = shape.hasBody ? await ex.readBody() : null;
+    } catch {
+      // Refused (too large) or cut: ours answers that, as it would alone; the legacy is not asked.
+      this.parts.recorder.count(shape.service, shape.operation, shape.binding, 'skipped');
+      return dispatcher.dispatch(ex);
+    }
+    const compared = this.admit(shape);
+    const ours = compared ? this.ours(dryRun, ex) : null;
+    const result = await this.send(ex, shape, body);
+    if (ours !== null) {
+      ours
+        .then(({ outcome, captured }) => this.record(ex, body, labelsOf(outcome, shape), result, captured))
+        .catch((err: unknown) => this.parts.log.error({ err }, 'shadow: a comparison failed'))
+        .finally(() => this.#inFlight--);
+    } else if (!result.ok) {
+      this.parts.recorder.count(shape.service, shape.operation, shape.binding, 'legacy-failed');
+    }
+    if (result.ok) {
+      this.#failover.answered();
+      return { ...outcomeLabels(shape), reply: passThrough(result.answer) };
+    }
+    // A write the legacy may have taken is not done again here: the client is told it failed.
+    const mayAnswer = !shape.write || !result.reached;
+    if (!this.#failover.failed(result, mayAnswer)) return { ...outcomeLabels(shape), reply: BAD_GATEWAY };
+    return dispatcher.dispatch(ex);
+  }
+
+  /** Ours in the background: the reply read whole (a streamed list too); null if it cannot be compared. */
+  private ours(dryRun: Dispatcher, ex: HttpExchange): Promise<{ outcome: Outcome | null; captured: Captured | null }> {
+    return Promise.resolve(dryRun.dispatch(ex)).then(
+      async (outcome) => ({
+        outcome,
+        captured: await captureReply(outcome.reply, this.parts.settings.maxAnswerBytes).catch(() => null),
+      }),
+      () => ({ outcome: null, captured: null }),
+    );
+  }
+
+  private async send(ex: HttpExchange, shape: RequestShape, body: Buffer | null): Promise<LegacyResult> {
+    const result = await this.parts.legacy.send({
+      method: ex.method,
+      relativeUrl: shape.relativeUrl,
+      rawHeaders: ex.rawHeaders,
+      body,
+      clientAddress: ex.peerAddress,
+      write: shape.write,
+    });
+    this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
+    return result;
+  }
+
+  private record(
+    ex: HttpExchange,
+    body: Buffer | null,
+    labels: Labels,
+    result: LegacyResult,
+    ours: Captured | null,
+  ): void {
+    const { recorder } = this.parts;
+    const { service, operation, binding } = labels;
+    if (!result.ok) return recorder.count(service, operation, binding, 'legacy-failed');
+    if (ours === null) return recorder.count(service, operation, binding, 'skipped');
+    const legacy = captured(result.answer);
+    const comparison = compareAnswers(legacy, ours, binding === 'metadata');
+    if (comparison.result !== 'different') return recorder.count(service, operation, binding, comparison.result);
+    // The file of a write (AuthCode): its phones and codes are masked in what is kept.
+    const personal = service !== null && this.parts.files.get(service.toLowerCase())?.writes === true;
+    recorder.different({ service, operation, binding, kind: comparison.kind }, () =>
+      buildExample(
+        { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body },
+        legacy,
+        ours,
+        comparison.paths,
+        personal,
+      ),
+    );
+  }
+}
+
+function labelsOf(outcome: Outcome | null, shape: RequestShape): Labels {
+  return {
+    service: outcome?.service ?? shape.service,
+    operation: outcome?.operation ?? shape.operation,
+    binding: shape.binding === 'metadata' ? 'metadata' : (outcome?.binding ?? shape.binding),
+  };
+}
+
+/** The labels the request log and metrics get for an answer the legacy service gave. */
+function outcomeLabels(shape: RequestShape): Omit<Outcome, 'reply'> {
+  return {
+    ...(shape.service === null ? {} : { service: shape.service }),
+    ...(shape.operation === null ? {} : { operation: shape.operation }),
+    ...(shape.binding === 'metadata' ? {} : { binding: shape.binding }),
+  };
+}
+
+function captured(answer: LegacyAnswer): Captured {
+  return {
+    status: answer.status,
+    contentType: answer.headers.get('content-type') ?? null,
+    cacheControl: answer.headers.get('cache-control') ?? null,
+    body: answer.body,
+  };
+}
+
+/** The legacy answer as a Reply: its bytes, and its cache headers over ours. */
+function passThrough(answer: LegacyAnswer): Reply {
+  const headers: [string, string][] = [];
+  for (const name of PASSED_THROUGH) {
+    const value = answer.headers.get(name.toLowerCase());
+    if (value !== undefined) headers.push([name, value]);
+  }
+  return {
+    status: answer.status,
+    contentType: answer.headers.get('content-type') ?? null,
+    body: answer.body.length === 0 ? '' : [answer.body],
+    invoked: false,
+    headers,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Wires the shadow for a service process: the legacy client, the recorder (its counts flushed
+ * every few seconds and at stop) and the dispatcher around ours; and the retention of what it
+ * keeps, run by the pruner whatever the mode (records outlive a switch back to `off`).
+ */
+import { Dispatcher } from '../bindings/dispatch.js';
+import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
+import type { Config } from '../config/config.js';
+import type { Answerer } from '../http/server.js';
+import type { Logger } from '../logging/logger.js';
+import type { Service } from '../operations/index.js';
+import { ShadowMetrics } from '../observe/metrics.js';
+import type { Registry } from 'prom-client';
+import type { Pruner, PruneStep } from '../outbox/pruner.js';
+import type { OperationContext } from '../operations/context.js';
+import type { ServiceStore } from '../store/store.js';
+import type { ShadowStore } from '../store/shadow-types.js';
+import { LegacyClient } from './legacy-client.js';
+import { ShadowRecorder } from './recorder.js';
+import { serviceFiles } from './request-shape.js';
+import { ShadowDispatcher } from './shadow-dispatcher.js';
+
+/** Counts are added to the database this often (and at stop): one write per instance, not per request. */
+export const FLUSH_MS = 5000;
+
+export interface ShadowWiring {
+  readonly services: readonly Service[];
+  readonly dispatcher: Dispatcher;
+  /** Ours as the dispatcher runs it: the dry run is made of the same parts. */
+  readonly context: OperationContext;
+  /** Where comparisons are counted and differences kept. */
+  readonly store: ServiceStore;
+  readonly pruner: Pruner;
+  /** Where the comparison metrics are registered. */
+  readonly registry: Registry;
+}
+
+export interface RunningShadow {
+  readonly answerer: Answerer;
+  readonly dispatcher: ShadowDispatcher;
+  /** Stops after the last request: counts flushed, connections to the legacy closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Null when SIS_SHADOW is off (the retention of earlier records is set up all the same). Nothing
+ * to stop before the first request: the flush timer does not hold the process, the agent has no
+ * connection yet.
+ */
+export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): RunningShadow | null {
+  const settings = config.shadow;
+  const store = wiring.store.shadow;
+  const step = shadowPruneStep(store, settings.retentionMs);
+  if (step !== null) wiring.pruner.addStep(step);
+  if (settings.mode === 'off' || settings.legacyUrl === null) return null;
+  const { services, context } = wiring;
+  const metrics = new ShadowMetrics(wiring.registry);
+  const metadata = new MetadataEndpoint(config.namespace);
+  // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
+  const dryRun = new Dispatcher(services, { ...config, answerCacheBytes: 0 }, { ...context, dryRun: true }, metadata);
+  const legacy = new LegacyClient(settings.legacyUrl, {
+    timeoutMs: settings.timeoutMs,
+    maxAnswerBytes: settings.maxAnswerBytes,
+    maxSockets: settings.maxInFlight,
+  });
+  const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
+  recorder.start();
+  const dispatcher = new ShadowDispatcher({
+    settings,
+    basePath: config.basePath,
+    files: serviceFiles(services),
+    dispatcher: wiring.dispatcher,
+    dryRun,
+    legacy,
+    recorder,
+    log,
+    failedOver: (answer) => metrics?.failedOver(answer),
+  });
+  log.info(
+    { mode: settings.mode, legacy: new URL(settings.legacyUrl).origin, sample: settings.sample },
+    settings.mode === 'legacy'
+      ? 'shadow: the legacy service answers clients; ours is computed beside it and compared'
+      : 'shadow: we answer clients; the legacy service gets a copy and the answers are compared',
+  );
+  return {
+    answerer: dispatcher,
+    dispatcher,
+    async stop() {
+      // Comparisons still waiting for the legacy service end within its time-out: counted, then flushed.
+      const until = Date.now() + settings.timeoutMs + 1000;
+      while (dispatcher.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      await recorder.stop();
+      legacy.close();
+    },
+  };
+}
+
+/** The pruner's step for the shadow's records (none when they are kept forever). */
+export function shadowPruneStep(store: ShadowStore, retentionMs: number): PruneStep | null {
+  if (retentionMs <= 0) return null;
+  return {
+    name: 'shadow',
+    prune: (now, limit) => store.prune(new Date(now.getTime() - retentionMs), limit),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * A legacy service that hangs, refuses connections, floods (50 MB) or does not speak HTTP costs
+ * the client nothing in compare mode (our answer, counted legacy-failed), and in legacy mode
+ * gives the client ours (fail-over, counted and logged once) or, with SIS_SHADOW_FALLBACK=off,
+ * a 502 with an empty body. A write the legacy may have received is never done by us as well.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { startBadLegacy } from '../helpers/bad-legacy.js';
+import type { Badness } from '../helpers/bad-legacy.js';
+import { goldenCases } from '../helpers/legacy-replay.js';
+import { databaseUrlOf, finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { closedPort } from '../helpers/sms-gateway.js';
+
+const cases = goldenCases();
+const TOKEN = cases.find((c) => c.name === 'soap11_GetTokenDevice_known')!;
+const LIST = cases.find((c) => c.name === 'get_GetStudentSchool_several')!;
+const AUTH_CODE = cases.find((c) => c.name === 'soap11_AuthCode')!;
+
+type Legacy = { url: string; close(): Promise<void> };
+
+async function legacyThat(badness: Badness | 'refuse'): Promise<Legacy> {
+  if (badness !== 'refuse') return startBadLegacy(badness);
+  return { url: `http://127.0.0.1:${await closedPort()}/Legacy/`, close: async () => undefined };
+}
+
+const BADNESS: readonly (Badness | 'refuse')[] = ['hang', 'refuse', 'huge', 'garbage'];
+
+describe('a legacy service that fails', () => {
+  for (const badness of BADNESS) {
+    describe(`one that does this: ${badness}`, () => {
+      let legacy: Legacy;
+      after(() => legacy?.close());
+
+      it('compare mode: the client gets our answer; the comparison is legacy-failed', async () => {
+        legacy = await legacyThat(badness);
+        const server = await startShadowed({
+          SIS_SHADOW: 'compare',
+          SIS_LEGACY_URL: legacy.url,
+          SIS_SHADOW_TIMEOUT_MS: '300',
+          SIS_SHADOW_MAX_ANSWER_BYTES: '1048576',
+        });
+        for (const c of [TOKEN, LIST]) {
+          const res = await sendCase(server.url, c);
+          assert.equal(res.status, 200);
+          assert.ok(res.body.equals(c.answer.body), `${c.name}: our own answer`);
+        }
+        const metrics = await server.app.registry.metrics();
+        const report = await finish(server);
+        assert.equal(report.totals['legacy-failed'], 2, JSON.stringify(report.groups));
+        assert.equal(report.totals.identical + report.totals.different, 0);
+        assert.match(metrics, /sis_shadow_legacy_seconds_count \d/);
+      });
+
+      it('legacy mode: the client gets our answer instead (fail-over), counted', async () => {
+        const lines: string[] = [];
+        const logs = new Writable({
+          write(chunk: Buffer, _enc, done) {
+            lines.push(chunk.toString('utf8'));
+            done();
+          },
+        });
+        const server = await startShadowed(
+          {
+            SIS_SHADOW: 'legacy',
+            SIS_LEGACY_URL: legacy.url,
+            SIS_SHADOW_TIMEOUT_MS: '300',
+            SIS_SHADOW_MAX_ANSWER_BYTES: '1048576',
+            LOG_LEVEL: 'info',
+          },
+          undefined,
+          logs,
+        );
+        for (const c of [TOKEN, LIST, TOKEN]) {
+          const res = await sendCase(server.url, c);
+          assert.equal(res.status, 200);
+          assert.ok(res.body.equals(c.answer.body), `${c.name}: our answer`);
+        }
+        const metrics = await server.app.registry.metrics();
+        await server.close();
+        assert.match(metrics, /sis_shadow_failovers_total\{answer="ours"\} 3/);
+        const failovers = lines.filter((l) => l.includes('fail-over'));
+        assert.equal(failovers.length, 1, 'logged once per change of state');
+      });
+
+      it('legacy mode with SIS_SHADOW_FALLBACK=off: 502 with an empty body', async () => {
+        const server = await startShadowed({
+          SIS_SHADOW: 'legacy',
+          SIS_LEGACY_URL: legacy.url,
+          SIS_SHADOW_TIMEOUT_MS: '300',
+          SIS_SHADOW_MAX_ANSWER_BYTES: '1048576',
+          SIS_SHADOW_FALLBACK: 'off',
+        });
+        const res = await sendCase(server.url, TOKEN);
+        await server.close();
+        assert.equal(res.status, 502);
+        assert.equal(res.body.length, 0);
+      });
+    });
+  }
+
+  it('legacy mode: an AuthCode the legacy may have received is not sent again by us (502)', async () => {
+    const legacy = await startBadLegacy('hang');
+    const server = await startShadowed({
+      SIS_SHADOW: 'legacy',
+      SIS_LEGACY_URL: legacy.url,
+      SIS_SHADOW_TIMEOUT_MS: '300',
+    });
+    try {
+      const res = await sendCase(server.url, AUTH_CODE);
+      assert.equal(res.status, 502);
+      assert.equal(legacy.hits, 1);
+    } finally {
+      await server.app.close();
+      await legacy.close();
+    }
+    const store = await import('../../src/store/open/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
+    try {
+      assert.equal((await store.listOutbox({})).length, 0, 'no SMS queued by us');
+    } finally {
+      await store.close();
+      await server.close();
+    }
+  });
+});

@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'shadow',
-    summary: 'report or reset the comparisons with the legacy service (SIS_SHADOW)',
+    summary: 'report (or reset) the comparisons with the legacy service',
     load: async () => (await import('./shadow-command.js')).shadowCommand,
   },
   {

@@ -1,20 +1,20 @@
 /**
  * What running beside the legacy service costs ours (docs/migrating.md, "What it costs"): the
  * same load (GetTokenDevice over SOAP 1.1 and GetStudentSchool over HTTP GET, demo data) against
- * ours with SIS_SHADOW=off, then compare with SAMPLE=1 beside a fast legacy (a second instance of
- * ours on the same database: identical answers), one that hangs, and one that refuses; rounds
- * alternate. Reported: requests per second, and our process's CPU time per request (what the
+ * ours with SIS_SHADOW=off, then compare with SAMPLE=1 beside a fast legacy (the ceiling server
+ * answering the bytes ours answers, so every comparison is identical and the legacy's own CPU is
+ * as small as it can be), one that hangs, and one that refuses; rounds alternate. Reported: requests per second, and our process's CPU time per request (what the
  * comparisons cost whatever else runs on the machine). `node dist/bench/shadow-cost.js`;
  * BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (20).
  */
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { cpuSecondsOf } from './load/proc-stat.js';
-import { CLI, freePort, nodeCommand, startChild, waitUntilUp } from './load/processes.js';
+import { BENCH_DIST, CLI, freePort, nodeCommand, startChild, waitUntilUp } from './load/processes.js';
 import type { Child } from './load/processes.js';
 import { soapRequest } from './scenarios/soap-requests.js';
 
@@ -50,21 +50,22 @@ async function hangingPort(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+const SOAP_BODY = soapRequest('http://schemas.xmlsoap.org/soap/envelope/', 'soap', 'GetTokenDevice', [['id', '1']]);
+const REQUESTS: readonly { method: string; path: string; headers?: Record<string, string>; body?: string }[] = [
+  {
+    method: 'POST',
+    path: '/PushNotificationMobile.asmx',
+    headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
+    body: SOAP_BODY,
+  },
+  {
+    method: 'GET',
+    path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fschool-a.example&show_active=1',
+  },
+];
+
 async function load(url: string): Promise<{ rps: number; requests: number }> {
-  const body = soapRequest('http://schemas.xmlsoap.org/soap/envelope/', 'soap', 'GetTokenDevice', [['id', '1']]);
-  const headers = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' };
-  const result = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    requests: [
-      { method: 'POST', path: '/PushNotificationMobile.asmx', headers, body },
-      {
-        method: 'GET',
-        path: '/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fschool-a.example&show_active=1',
-      },
-    ],
-  });
+  const result = await autocannon({ url, connections, duration: seconds, requests: REQUESTS });
   return { rps: result.requests.average, requests: result.requests.total };
 }
 
@@ -81,7 +82,39 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
   }
 }
 
-const legacy = await serve('legacy', { SIS_DEMO_DATA: 'true' });
+/** The fast legacy: the ceiling server with our own answers to the two requests, byte for byte. */
+async function fastLegacy(): Promise<{ child: Child; url: string }> {
+  const source = await serve('answers', { SIS_DEMO_DATA: 'true' });
+  const answers: Record<string, { status: number; contentType: string; body: string }> = {};
+  try {
+    for (const r of REQUESTS) {
+      const res = await fetch(`${source.url}${r.path}`, {
+        method: r.method,
+        headers: r.headers ?? {},
+        body: r.body ?? null,
+      });
+      answers[r.path] = {
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? '',
+        body: await res.text(),
+      };
+    }
+  } finally {
+    await source.child.stop();
+  }
+  const file = join(dir, 'legacy-answers.json');
+  writeFileSync(file, JSON.stringify(answers));
+  const port = await freePort();
+  const child = startChild('legacy', nodeCommand(null, [join(BENCH_DIST, 'targets/ceiling-server.js'), file]), {
+    ...process.env,
+    PORT: String(port),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilUp(child, `${url}${REQUESTS[0]!.path}`);
+  return { child, url };
+}
+
+const legacy = await fastLegacy();
 const hang = await hangingPort();
 const refused = await freePort();
 const shadow = { SIS_SHADOW: 'compare', SIS_SHADOW_SAMPLE: '1' };

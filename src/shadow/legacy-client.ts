@@ -3,11 +3,16 @@
  * headers (Host included, so the legacy's WSDL and help pages name the address the client used)
  * and body, plus X-Forwarded-For; the answer read whole, within a time-out and a size cap, so a
  * legacy service that hangs, refuses or floods costs a bounded wait and bounded memory.
+ *
+ * undici's Pool, not node:http's client: measured on this 2-core machine against a fixed-bytes
+ * server (20 concurrent requests), node:http costs 65-95 µs of CPU a request, undici 27-33 µs.
+ * The whole exchange (queue, connection, answer) has one deadline: a timer that aborts it through
+ * an EventEmitter, which undici takes as a signal (an AbortController a request cost ~10 µs more).
  */
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import type { Dispatcher } from 'undici';
+import { Pool } from 'undici';
 
 /** A request as the legacy service gets it. */
 export interface ForwardRequest {
@@ -64,112 +69,101 @@ const NOT_FORWARDED = new Set([
   'expect',
 ]);
 
+/** Errors before a connection was made: the request cannot have reached the legacy service. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
 export class LegacyClient {
   readonly #base: URL;
-  readonly #agent: HttpAgent;
-  readonly #send: typeof httpRequest;
+  readonly #pool: Pool;
 
   constructor(
     baseUrl: string,
     private readonly options: LegacyClientOptions,
   ) {
     this.#base = new URL(baseUrl);
-    const https = this.#base.protocol === 'https:';
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets, timeout: options.timeoutMs };
-    this.#agent = https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
-    this.#send = https ? httpsRequest : httpRequest;
+    this.#pool = new Pool(this.#base.origin, {
+      connections: options.maxSockets,
+      // One request at a time a connection: a legacy that hangs on one holds up no other.
+      pipelining: 1,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connectTimeout: options.timeoutMs,
+    });
   }
 
   /** Never rejects: a failure is a result (legacy-failed). */
   send(request: ForwardRequest): Promise<LegacyResult> {
-    return this.#attempt(request, true).catch((err: unknown) => ({
-      ok: false,
-      failure: 'error',
-      message: err instanceof Error ? err.message : String(err),
-      reached: false,
-      seconds: 0,
-    }));
+    return this.#attempt(request, true);
   }
 
   close(): void {
-    this.#agent.destroy();
+    this.#pool.destroy().catch(() => undefined);
   }
 
-  #attempt(request: ForwardRequest, mayRetry: boolean): Promise<LegacyResult> {
+  async #attempt(request: ForwardRequest, mayRetry: boolean): Promise<LegacyResult> {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
-    return new Promise<LegacyResult>((resolve) => {
-      let settled = false;
-      let reached = false;
-      // Appended, never resolved: no request path can name another host.
-      const url = new URL(this.#base.href + request.relativeUrl.replace(/^\/+/, ''));
-      const req = this.#send(url, { method: request.method, agent: this.#agent, headers: forwardedHeaders(request) });
-      const fail = (failure: LegacyFailure, message: string): void => {
-        if (settled) return;
-        settled = true;
+    // Appended, never resolved: no request path can name another host (the pool has one origin).
+    const url = new URL(this.#base.href + request.relativeUrl.replace(/^\/+/, ''));
+    const signal = new EventEmitter();
+    const timer = setTimeout(() => signal.emit('abort'), this.options.timeoutMs);
+    try {
+      const response = await this.#pool.request({
+        path: url.pathname + url.search,
+        method: request.method as Dispatcher.HttpMethod,
+        headers: forwardedHeaders(request),
+        body: request.body,
+        signal,
+      });
+      return await this.#read(response, seconds);
+    } catch (err) {
+      const error = err as NodeJS.ErrnoException;
+      // A kept-alive connection the legacy closed meanwhile: once more on a new one (never a write).
+      if (mayRetry && !request.write && error.code === 'UND_ERR_SOCKET') {
         clearTimeout(timer);
-        req.destroy();
-        resolve({ ok: false, failure, message, reached, seconds: seconds() });
-      };
-      const timer = setTimeout(
-        () => fail('timeout', `no whole answer within ${this.options.timeoutMs} ms`),
-        this.options.timeoutMs,
-      );
-      req.on('socket', (socket) => {
-        if (!socket.connecting) reached = true;
-        else socket.once('connect', () => (reached = true));
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (settled) return;
-        // A kept-alive connection the legacy closed meanwhile: once more on a new one (never a write).
-        if (mayRetry && req.reusedSocket && err.code === 'ECONNRESET' && !request.write) {
-          settled = true;
-          clearTimeout(timer);
-          resolve(this.#attempt(request, false));
-          return;
-        }
-        fail(failureOf(err), err.message);
-      });
-      req.on('response', (res: IncomingMessage) =>
-        this.#read(res, fail, (answer) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve({ ok: true, answer: { ...answer, seconds: seconds() } });
-        }),
-      );
-      req.end(request.body ?? undefined);
-    });
+        return this.#attempt(request, false);
+      }
+      return failed(error, seconds(), this.options.timeoutMs);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  #read(
-    res: IncomingMessage,
-    fail: (failure: LegacyFailure, message: string) => void,
-    done: (answer: Omit<LegacyAnswer, 'seconds'>) => void,
-  ): void {
+  /** The body read whole, within the size cap (the deadline aborts it as it does the request). */
+  #read(response: Dispatcher.ResponseData, seconds: () => number): Promise<LegacyResult> {
     const max = this.options.maxAnswerBytes;
-    const declared = Number(res.headers['content-length'] ?? 0);
-    if (declared > max) return fail('too-large', `an answer of ${declared} bytes, over ${max}`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) return fail('too-large', `an answer of more than ${max} bytes`);
-      chunks.push(chunk);
-    });
-    res.on('error', (err: NodeJS.ErrnoException) => fail(failureOf(err), err.message));
-    res.on('end', () => {
-      const headers = new Map<string, string>();
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-      }
-      done({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks, size) });
+    const { body } = response;
+    const declared = Number(response.headers['content-length'] ?? 0);
+    if (declared > max) {
+      body.destroy();
+      return Promise.resolve(failure('too-large', `an answer of ${declared} bytes, over ${max}`, seconds()));
+    }
+    return new Promise<LegacyResult>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      body.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= max) return void chunks.push(chunk);
+        body.removeAllListeners('data');
+        body.destroy();
+        resolve(failure('too-large', `an answer of more than ${max} bytes`, seconds()));
+      });
+      body.on('error', reject);
+      body.on('end', () => {
+        const headers = new Map<string, string>();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        const answer = { status: response.statusCode, headers, body: Buffer.concat(chunks, size), seconds: seconds() };
+        resolve({ ok: true, answer });
+      });
     });
   }
 }
 
-function forwardedHeaders(request: ForwardRequest): OutgoingHttpHeaders {
-  const headers: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+/** Name, value, name, value…: undici takes repeated headers as they come. */
+function forwardedHeaders(request: ForwardRequest): string[] {
+  const headers: string[] = [];
   const raw = request.rawHeaders;
   let forwardedFor: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -180,21 +174,27 @@ function forwardedHeaders(request: ForwardRequest): OutgoingHttpHeaders {
       forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;
     }
-    const previous = headers[name];
-    headers[name] = previous === undefined ? raw[i + 1]! : [...[previous].flat(), raw[i + 1]!];
+    headers.push(name, raw[i + 1]!);
   }
   const client = request.clientAddress;
-  if (client !== undefined)
-    headers['X-Forwarded-For'] = forwardedFor === undefined ? client : `${forwardedFor}, ${client}`;
-  else if (forwardedFor !== undefined) headers['X-Forwarded-For'] = forwardedFor;
-  if (request.body !== null) headers['Content-Length'] = String(request.body.length);
+  if (client !== undefined) forwardedFor = forwardedFor === undefined ? client : `${forwardedFor}, ${client}`;
+  if (forwardedFor !== undefined) headers.push('X-Forwarded-For', forwardedFor);
+  if (request.body !== null) headers.push('Content-Length', String(request.body.length));
   return headers;
 }
 
-function failureOf(err: NodeJS.ErrnoException): LegacyFailure {
+function failure(kind: LegacyFailure, message: string, seconds: number, reached = true): LegacyResult {
+  return { ok: false, failure: kind, message, reached, seconds };
+}
+
+function failed(err: NodeJS.ErrnoException, seconds: number, timeoutMs: number): LegacyResult {
   const code = err.code ?? '';
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ECONNRESET')
-    return 'refused';
-  if (code.startsWith('HPE_')) return 'not-http';
-  return 'error';
+  const message = err.message;
+  if (code === 'UND_ERR_ABORTED') return failure('timeout', `no whole answer within ${timeoutMs} ms`, seconds);
+  if (NOT_CONNECTED.has(code)) return failure('refused', message, seconds, false);
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return failure('refused', message, seconds);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return failure('timeout', message, seconds);
+  if (code.startsWith('HPE_')) return failure('not-http', message, seconds);
+  return failure('error', message, seconds);
 }

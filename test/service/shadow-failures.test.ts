@@ -123,4 +123,26 @@ describe('a legacy service that fails', () => {
       await server.close();
     }
   });
+
+  it('legacy mode: an AuthCode that never reached a refusing legacy is ours to take (fail-over, one SMS queued)', async () => {
+    const server = await startShadowed({
+      SIS_SHADOW: 'legacy',
+      SIS_LEGACY_URL: `http://127.0.0.1:${await closedPort()}/Legacy/`,
+      SIS_SHADOW_TIMEOUT_MS: '300',
+    });
+    try {
+      const res = await sendCase(server.url, AUTH_CODE);
+      assert.equal(res.status, 200);
+      assert.ok(res.body.equals(AUTH_CODE.answer.body), 'our own answer');
+    } finally {
+      await server.app.close();
+    }
+    const store = await import('../../src/store/open/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
+    try {
+      assert.equal((await store.listOutbox({})).length, 1, 'the code is sent once, by us');
+    } finally {
+      await store.close();
+      await server.close();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 /**
- * PostgreSQL's bulk import session: a client of the pool of its own, with the store's search path,
- * on which rows are streamed in with `COPY ... FROM STDIN` (pg-copy-streams), which Kysely cannot do.
+ * PostgreSQL's bulk import session: a client of the pool of its own (the store's search path is a
+ * startup parameter of every connection), on which rows are streamed in with `COPY ... FROM STDIN`
+ * (pg-copy-streams), which Kysely cannot do.
  */
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
@@ -9,13 +10,12 @@ import type { Pool } from 'pg';
 import type { CopyIn, WithBulkSession } from '../import/bulk-session.js';
 import { postgres } from './postgres-dialect.js';
 
-export function postgresBulkSession(pool: Pool, schema: string | null): WithBulkSession {
+export function postgresBulkSession(pool: Pool): WithBulkSession {
   return async (work) => {
     const { from: copyFrom } = await import('pg-copy-streams');
     const client = await pool.connect();
     let failure: Error | undefined;
     try {
-      if (schema !== null) await client.query(`set search_path to "${schema.replace(/"/g, '""')}"`);
       // For this session only: the merge's sort by key and the duplicate search's grouping of a
       // million rows done in memory rather than in temporary files, and the staging tables kept in
       // memory too (PostgreSQL's defaults are 4 MB and 8 MB; this is the server's memory, once).

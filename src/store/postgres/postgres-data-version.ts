@@ -9,8 +9,7 @@ import type { DataVersionReader } from '../sql/engine-parts.js';
  * PostgreSQL: the `students` row of sis_data_versions, which a trigger moves in the transaction of
  * every statement writing the students table (migration 4): one primary-key lookup, a named
  * statement (parsed once per connection), straight on the pool, shared by the requests that
- * arrive while one is in flight (see `shared`). The table is named with its schema because a
- * connection taken here may not have had its search_path set yet. Null when the row is missing
+ * arrive while one is in flight (see `shared`). Null when the row is missing
  * (nothing is kept then).
  */
 export function postgresDataVersion(pool: Pool, schema: string | null): DataVersionReader {

@@ -3,7 +3,7 @@
  * version, COPY session, snapshots and retention batches on it, then migrations. And looking at
  * one for `sis check` in read-only transactions.
  */
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type { DatabaseInspection } from '../schema/inspection.js';
 import { schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
@@ -34,6 +34,7 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     // Finds peers that vanished without closing (a failed-over host) on idle connections too.
     keepAlive: true,
+    ...startupOptions(schema, []),
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
   });
   const onError = options.onBackgroundError ?? (() => undefined);
@@ -43,14 +44,7 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
   pool.on('connect', (client) => client.on('error', onError));
   // The pool re-emits idle clients' errors, which the listener above has already reported.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({
-      pool,
-      // search_path may name a schema that does not exist yet; migrate creates it under its lock.
-      onCreateConnection:
-        schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
-    }),
-  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const opened = { db, dialect: postgres, schema, close: () => db.destroy() };
     return await readyStore(opened, options.migrations ?? 'apply', (applied) =>
@@ -61,8 +55,18 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
   }
 }
 
-function setSearchPath(schema: string): CompiledQuery {
-  return CompiledQuery.raw(`set search_path to "${schema.replace(/"/g, '""')}"`);
+/**
+ * The schema as a startup parameter of each connection, not a `set search_path` after it opens:
+ * no round trip, and nothing between connect and first use that can fail (Kysely's
+ * onCreateConnection hook leaks the pool client when its query fails, as a connection cut just
+ * then does: pool.end() then waits forever). search_path may name a schema that does not exist
+ * yet; migrate creates it under its lock.
+ */
+function startupOptions(schema: string | null, more: readonly string[]): { options?: string } {
+  const settings = [...more];
+  // In `options`, a backslash escapes the next character (a space would split the value).
+  if (schema !== null) settings.push(`-c search_path=${`"${schema.replace(/"/g, '""')}"`.replace(/[\\ ]/g, '\\$&')}`);
+  return settings.length === 0 ? {} : { options: settings.join(' ') };
 }
 
 /** On one connection whose every transaction is read-only. */
@@ -74,17 +78,11 @@ export async function inspectPostgres(target: PostgresLocation, connectTimeoutMs
     application_name: 'sis-check',
     connectionTimeoutMillis: connectTimeoutMs,
     // Whatever this connection runs cannot write.
-    options: '-c default_transaction_read_only=on',
+    ...startupOptions(target.schema, ['-c default_transaction_read_only=on']),
   });
   pool.on('error', () => undefined);
   const schema = target.schema;
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({
-      pool,
-      onCreateConnection:
-        schema === null ? undefined : async (conn) => void (await conn.executeQuery(setSearchPath(schema))),
-    }),
-  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const { where, database } = postgresTarget(target.connectionString);
     return {

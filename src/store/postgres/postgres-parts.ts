@@ -35,7 +35,7 @@ export function postgresParts(connections: PostgresConnections, migrationsApplie
     authCode: () => null,
     dataVersion: postgresDataVersion(pool, schema),
     retention: postgresRetention(db),
-    bulkSession: postgresBulkSession(pool, schema),
+    bulkSession: postgresBulkSession(pool),
     snapshots: {
       open: () => postgresSnapshot(db),
       // Half the pool at most serves streamed lists, so short requests always find connections.

@@ -5,7 +5,7 @@
  * answering the bytes ours answers, so every comparison is identical and the legacy's own CPU is
  * as small as it can be), one that hangs, and one that refuses; rounds alternate. Reported: requests per second, and our process's CPU time per request (what the
  * comparisons cost whatever else runs on the machine). `node dist/bench/shadow-cost.js`;
- * BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (20).
+ * BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (20), BENCH_CPU_PROF_DIR (a CPU profile per run).
  */
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { cpuSecondsOf } from './load/proc-stat.js';
+import { cpuSecondsOf, mainThreadCpuSecondsOf } from './load/proc-stat.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, startChild, waitUntilUp } from './load/processes.js';
 import type { Child } from './load/processes.js';
 import { soapRequest } from './scenarios/soap-requests.js';
@@ -25,12 +25,18 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 5);
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
+const profileDir = process.env['BENCH_CPU_PROF_DIR'] ?? '';
 const dir = mkdtempSync(join(tmpdir(), 'sis-shadow-bench-'));
 const database = `sqlite:${join(dir, 'sis.db')}`;
 
 async function serve(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = startChild(name, nodeCommand(null, [CLI, 'serve']), {
+  // BENCH_CPU_PROF_DIR: a CPU profile of each run's server, named by its label (bench/profile.ts sums one up).
+  const profile =
+    profileDir === ''
+      ? []
+      : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`];
+  const child = startChild(name, nodeCommand(null, [...profile, CLI, 'serve']), {
     ...process.env,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -73,10 +79,13 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
   const ours = await serve(label, env);
   try {
     await load(ours.url); // warm-up
-    const cpu0 = cpuSecondsOf(ours.child.pid);
+    const pid = ours.child.pid;
+    const cpu0 = cpuSecondsOf(pid);
+    const main0 = mainThreadCpuSecondsOf(pid);
     const { rps, requests } = await load(ours.url);
-    const cpuUs = ((cpuSecondsOf(ours.child.pid) - cpu0) * 1e6) / requests;
-    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request`;
+    const cpuUs = ((cpuSecondsOf(pid) - cpu0) * 1e6) / requests;
+    const mainUs = ((mainThreadCpuSecondsOf(pid) - main0) * 1e6) / requests;
+    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request (main thread ${mainUs.toFixed(0)})`;
   } finally {
     await ours.child.stop();
   }

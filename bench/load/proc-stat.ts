@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 export const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** The fields after the parenthesised name (which may hold spaces); index 0 is field 3, state. */
-function statFields(pid: number | 'self'): string[] | null {
+function statFields(pid: number | 'self', thread?: number): string[] | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
@@ -21,6 +21,12 @@ function statFields(pid: number | 'self'): string[] | null {
 export function cpuSecondsOf(pid: number | 'self'): number {
   const f = statFields(pid);
   // utime and stime are the 14th and 15th fields.
+  return f === null ? NaN : (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
+
+/** CPU seconds of a process's main thread alone (its JavaScript event loop, where requests are answered). */
+export function mainThreadCpuSecondsOf(pid: number): number {
+  const f = statFields(pid, pid);
   return f === null ? NaN : (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
 }
 

@@ -120,6 +120,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
   const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, { state, metrics: requests, gate, ops });
   try {
+    await shadow?.ready;
     await listen(server, config.port, config.host);
   } catch (err) {
     await outbox?.stop();

@@ -69,12 +69,18 @@ const NOT_FORWARDED = new Set([
   'expect',
 ]);
 
+const FIRST_PAUSE_MS = 1000;
+const MAX_PAUSE_MS = 30_000;
+
 /** Errors before a connection was made: the request cannot have reached the legacy service. */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export class LegacyClient {
   readonly #base: URL;
   readonly #pool: Pool;
+  /** While a legacy that refused connections is left alone (performance.now() ms), and the next pause. */
+  #refusingUntil = 0;
+  #pauseMs = FIRST_PAUSE_MS;
 
   constructor(
     baseUrl: string,
@@ -91,9 +97,22 @@ export class LegacyClient {
     });
   }
 
-  /** Never rejects: a failure is a result (legacy-failed). */
-  send(request: ForwardRequest): Promise<LegacyResult> {
-    return this.#attempt(request, true);
+  /**
+   * Never rejects: a failure is a result (legacy-failed). A legacy that refused a connection is
+   * not tried again for a pause (1 s, doubling to 30 s while it keeps refusing): meanwhile each
+   * request fails at once, as refused, costing neither side a connection attempt.
+   */
+  async send(request: ForwardRequest): Promise<LegacyResult> {
+    if (performance.now() < this.#refusingUntil)
+      return failure('refused', 'the legacy service refused connections a moment ago; tried again soon', 0, false);
+    const result = await this.#attempt(request, true);
+    if (!result.ok && result.failure === 'refused' && !result.reached) {
+      this.#refusingUntil = performance.now() + this.#pauseMs;
+      this.#pauseMs = Math.min(this.#pauseMs * 2, MAX_PAUSE_MS);
+    } else {
+      this.#pauseMs = FIRST_PAUSE_MS;
+    }
+    return result;
   }
 
   close(): void {

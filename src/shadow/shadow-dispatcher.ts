@@ -19,10 +19,11 @@ import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
-import { compareAnswers } from './compare.js';
-import { buildExample } from './example.js';
+import type { Comparer } from './comparer.js';
 import { Failover } from './failover.js';
-import type { LegacyAnswer, LegacyClient, LegacyResult } from './legacy-client.js';
+import type { Judgement } from './judge.js';
+import { judge } from './judge.js';
+import type { ForwardRequest, LegacyAnswer, LegacyClient, LegacyResult } from './legacy-client.js';
 import type { ShadowRecorder } from './recorder.js';
 import type { RequestShape, ServiceFile } from './request-shape.js';
 import { shapeOf } from './request-shape.js';
@@ -35,7 +36,10 @@ export interface ShadowParts {
   readonly dispatcher: Dispatcher;
   /** Ours with writes validated only (legacy mode's background answers). */
   readonly dryRun: Dispatcher;
+  /** Legacy mode's client: the legacy service answers the client. */
   readonly legacy: LegacyClient;
+  /** Compare mode's background half: the legacy service asked and its answer judged against ours. */
+  readonly comparer: Comparer;
   readonly recorder: ShadowRecorder;
   readonly log: Logger;
   /** Told of each fail-over (the metric). */
@@ -123,7 +127,7 @@ export class ShadowDispatcher {
     );
   }
 
-  /** Compare mode's background half: the legacy service's answer, once ours is sent. */
+  /** Compare mode's background half: once ours is sent, the legacy service asked and the answers judged. */
   private async replay(
     ex: HttpExchange,
     shape: RequestShape,
@@ -133,11 +137,19 @@ export class ShadowDispatcher {
   ): Promise<void> {
     const labels = labelsOf(outcome, shape);
     const body = await bodyRead.catch(() => undefined);
-    if (body === undefined)
-      return this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
-    const result = await this.send(ex, shape, body);
     const ours = await captured;
-    this.record(ex, body, labels, result, ours);
+    // A body we refused, or an answer too large to compare: the legacy service is not asked.
+    if (body === undefined || ours === null)
+      return this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
+    const verdict = await this.parts.comparer.compare({
+      forward: this.forwardOf(ex, shape, body),
+      url: ex.url,
+      ours,
+      metadata: labels.binding === 'metadata',
+      personal: this.personal(labels.service),
+    });
+    this.parts.recorder.legacyAnswered(verdict.seconds);
+    this.apply(labels, verdict.judgement);
   }
 
   private async legacyAnswers(ex: HttpExchange, shape: RequestShape): Promise<Outcome> {
@@ -183,18 +195,28 @@ export class ShadowDispatcher {
   }
 
   private async send(ex: HttpExchange, shape: RequestShape, body: Buffer | null): Promise<LegacyResult> {
-    const result = await this.parts.legacy.send({
+    const result = await this.parts.legacy.send(this.forwardOf(ex, shape, body));
+    this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
+    return result;
+  }
+
+  private forwardOf(ex: HttpExchange, shape: RequestShape, body: Buffer | null): ForwardRequest {
+    return {
       method: ex.method,
       relativeUrl: shape.relativeUrl,
       rawHeaders: ex.rawHeaders,
       body,
       clientAddress: ex.peerAddress,
       write: shape.write,
-    });
-    this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
-    return result;
+    };
   }
 
+  /** The file of a write (AuthCode): its phones and codes are masked in what is kept. */
+  private personal(service: string | null): boolean {
+    return service !== null && this.parts.files.get(service.toLowerCase())?.writes === true;
+  }
+
+  /** Legacy mode: our answer, computed here, judged here. */
   private record(
     ex: HttpExchange,
     body: Buffer | null,
@@ -202,24 +224,17 @@ export class ShadowDispatcher {
     result: LegacyResult,
     ours: Captured | null,
   ): void {
-    const { recorder } = this.parts;
+    const request = { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body };
+    const metadata = labels.binding === 'metadata';
+    this.apply(labels, judge(result, { request, ours, metadata, personal: this.personal(labels.service) }));
+  }
+
+  private apply(labels: Labels, judgement: Judgement): void {
     const { service, operation, binding } = labels;
-    if (!result.ok) return recorder.count(service, operation, binding, 'legacy-failed');
-    if (ours === null) return recorder.count(service, operation, binding, 'skipped');
-    const legacy = captured(result.answer);
-    const comparison = compareAnswers(legacy, ours, binding === 'metadata');
-    if (comparison.result !== 'different') return recorder.count(service, operation, binding, comparison.result);
-    // The file of a write (AuthCode): its phones and codes are masked in what is kept.
-    const personal = service !== null && this.parts.files.get(service.toLowerCase())?.writes === true;
-    recorder.different({ service, operation, binding, kind: comparison.kind }, () =>
-      buildExample(
-        { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body },
-        legacy,
-        ours,
-        comparison.paths,
-        personal,
-      ),
-    );
+    const { result, kind, example } = judgement;
+    if (result !== 'different' || kind === null || example === null)
+      return this.parts.recorder.count(service, operation, binding, result);
+    this.parts.recorder.different({ service, operation, binding, kind }, () => example);
   }
 }
 
@@ -237,15 +252,6 @@ function outcomeLabels(shape: RequestShape): Omit<Outcome, 'reply'> {
     ...(shape.service === null ? {} : { service: shape.service }),
     ...(shape.operation === null ? {} : { operation: shape.operation }),
     ...(shape.binding === 'metadata' ? {} : { binding: shape.binding }),
-  };
-}
-
-function captured(answer: LegacyAnswer): Captured {
-  return {
-    status: answer.status,
-    contentType: answer.headers.get('content-type') ?? null,
-    cacheControl: answer.headers.get('cache-control') ?? null,
-    body: answer.body,
   };
 }
 

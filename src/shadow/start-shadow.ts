@@ -15,10 +15,12 @@ import type { Pruner, PruneStep } from '../outbox/pruner.js';
 import type { OperationContext } from '../operations/context.js';
 import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
+import { InProcessComparer } from './comparer.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
 import { serviceFiles } from './request-shape.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
+import { WorkerComparer } from './worker-comparer.js';
 
 /** Counts are added to the database this often (and at stop): one write per instance, not per request. */
 export const FLUSH_MS = 5000;
@@ -38,6 +40,8 @@ export interface ShadowWiring {
 export interface RunningShadow {
   readonly answerer: Answerer;
   readonly dispatcher: ShadowDispatcher;
+  /** Resolves once comparisons can start: the service listens after it. */
+  readonly ready: Promise<void>;
   /** Stops after the last request: counts flushed, connections to the legacy closed. */
   stop(): Promise<void>;
 }
@@ -58,11 +62,17 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const metadata = new MetadataEndpoint(config.namespace);
   // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
   const dryRun = new Dispatcher(services, { ...config, answerCacheBytes: 0 }, { ...context, dryRun: true }, metadata);
-  const legacy = new LegacyClient(settings.legacyUrl, {
+  const client = {
     timeoutMs: settings.timeoutMs,
     maxAnswerBytes: settings.maxAnswerBytes,
     maxSockets: settings.maxInFlight,
-  });
+  };
+  const legacy = new LegacyClient(settings.legacyUrl, client);
+  // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
+  const comparer =
+    settings.mode === 'compare'
+      ? new WorkerComparer({ legacyUrl: settings.legacyUrl, client }, log)
+      : new InProcessComparer(legacy);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
   const dispatcher = new ShadowDispatcher({
@@ -72,6 +82,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,
+    comparer,
     recorder,
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
@@ -85,11 +96,13 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   return {
     answerer: dispatcher,
     dispatcher,
+    ready: comparer.ready(),
     async stop() {
       // Comparisons still waiting for the legacy service end within its time-out: counted, then flushed.
       const until = Date.now() + settings.timeoutMs + 1000;
       while (dispatcher.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       await recorder.stop();
+      await comparer.close();
       legacy.close();
     },
   };

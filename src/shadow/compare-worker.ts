@@ -1,0 +1,55 @@
+/**
+ * The comparison worker's thread (started by worker-comparer.ts): jobs arrive in batches, each is
+ * sent to the legacy service and judged against our answer here, and the verdicts go back in
+ * batches too, one message per turn of this thread's event loop rather than one per exchange.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { CompareJob, Verdict } from './comparer.js';
+import { InProcessComparer } from './comparer.js';
+import type { LegacyClientOptions } from './legacy-client.js';
+import { LegacyClient } from './legacy-client.js';
+
+export interface WorkerSettings {
+  readonly legacyUrl: string;
+  readonly client: LegacyClientOptions;
+}
+
+export type JobMessage = readonly { readonly id: number; readonly job: CompareJob }[];
+/** Verdicts, or `ready` once, when this thread has loaded and takes jobs. */
+export type VerdictMessage = readonly { readonly id: number; readonly verdict: Verdict }[] | 'ready';
+
+const port = parentPort;
+if (port === null) throw new Error('compare-worker.js runs as a worker thread (see worker-comparer.ts)');
+const settings = workerData as WorkerSettings;
+const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client));
+
+let verdicts: { id: number; verdict: Verdict }[] = [];
+const send = (): void => {
+  const batch = verdicts;
+  verdicts = [];
+  port.postMessage(batch satisfies VerdictMessage);
+};
+
+port.on('message', (jobs: JobMessage) => {
+  for (const { id, job } of jobs) {
+    void comparer.compare(revive(job)).then((verdict) => {
+      if (verdicts.push({ id, verdict }) === 1) setImmediate(send);
+    });
+  }
+});
+
+port.postMessage('ready' satisfies VerdictMessage);
+
+/** A Buffer crosses threads as a plain Uint8Array: made a Buffer again (no copy). */
+function revive(job: CompareJob): CompareJob {
+  const { forward, ours } = job;
+  return {
+    ...job,
+    forward: { ...forward, body: forward.body === null ? null : asBuffer(forward.body) },
+    ours: { ...ours, body: asBuffer(ours.body) },
+  };
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

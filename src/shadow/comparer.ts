@@ -1,0 +1,54 @@
+/**
+ * Compare mode's background half behind one interface: send the client's request to the legacy
+ * service and judge its answer against ours. `InProcessComparer` does it on this thread;
+ * `WorkerComparer` (worker-comparer.ts) hands it to a worker thread, so the HTTP client and the
+ * comparison cost the thread that answers clients almost nothing.
+ */
+import type { Captured } from './capture.js';
+import type { JudgedExchange, Judgement } from './judge.js';
+import { judge } from './judge.js';
+import type { ForwardRequest, LegacyClient } from './legacy-client.js';
+
+export interface CompareJob {
+  readonly forward: ForwardRequest;
+  /** The request as an example shows it (its URL as the client sent it). */
+  readonly url: string;
+  readonly ours: Captured;
+  readonly metadata: boolean;
+  readonly personal: boolean;
+}
+
+export interface Verdict {
+  readonly judgement: Judgement;
+  /** The legacy service's answer time, or time to failure (sis_shadow_legacy_seconds). */
+  readonly seconds: number;
+}
+
+export interface Comparer {
+  /** Resolves once comparisons can start (never rejects). */
+  ready(): Promise<void>;
+  /** Never rejects: a failure of the legacy service is a verdict (legacy-failed). */
+  compare(job: CompareJob): Promise<Verdict>;
+  close(): Promise<void>;
+}
+
+export class InProcessComparer implements Comparer {
+  constructor(private readonly legacy: LegacyClient) {}
+
+  async ready(): Promise<void> {}
+
+  async compare(job: CompareJob): Promise<Verdict> {
+    const result = await this.legacy.send(job.forward);
+    const { forward } = job;
+    const exchange: JudgedExchange = {
+      request: { method: forward.method, url: job.url, rawHeaders: forward.rawHeaders, body: forward.body },
+      ours: job.ours,
+      metadata: job.metadata,
+      personal: job.personal,
+    };
+    return { judgement: judge(result, exchange), seconds: result.ok ? result.answer.seconds : result.seconds };
+  }
+
+  /** The client is its maker's to close (legacy mode shares it; a worker thread ends with it). */
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,90 @@
+/**
+ * The Comparer compare mode uses: the legacy client and the comparison run on a worker thread
+ * (compare-worker.ts), so the thread that answers clients only copies each job into a batch,
+ * posted once per turn of its event loop. Measured with bench/shadow-cost.ts (docs/migrating.md,
+ * "What it costs"). The worker is started with the service (`ready`: loading it takes longer than
+ * a burst of requests would wait under SIS_SHADOW_MAX_IN_FLIGHT). A worker that dies is logged,
+ * its jobs are answered `skipped`, and the next job starts a new one.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logging/logger.js';
+import type { CompareJob, Comparer, Verdict } from './comparer.js';
+import type { JobMessage, VerdictMessage, WorkerSettings } from './compare-worker.js';
+
+const LOST: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
+
+export class WorkerComparer implements Comparer {
+  #worker: Worker | null = null;
+  #nextId = 0;
+  readonly #pending = new Map<number, (verdict: Verdict) => void>();
+  #batch: { id: number; job: CompareJob }[] = [];
+
+  constructor(
+    private readonly settings: WorkerSettings,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts the worker; resolves once it takes jobs (or failed to start, logged: jobs then start another). */
+  ready(): Promise<void> {
+    const worker = this.#started();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        worker.off('message', onMessage).off('exit', done);
+        resolve();
+      };
+      const onMessage = (message: VerdictMessage): void => {
+        if (message === 'ready') done();
+      };
+      worker.on('message', onMessage).once('exit', done);
+    });
+  }
+
+  compare(job: CompareJob): Promise<Verdict> {
+    return new Promise<Verdict>((resolve) => {
+      const id = ++this.#nextId;
+      this.#pending.set(id, resolve);
+      if (this.#batch.push({ id, job }) === 1) setImmediate(() => this.#post());
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = null;
+    if (worker !== null) await worker.terminate();
+    this.#settle();
+  }
+
+  #post(): void {
+    const batch = this.#batch;
+    this.#batch = [];
+    this.#started().postMessage(batch satisfies JobMessage);
+  }
+
+  #started(): Worker {
+    if (this.#worker !== null) return this.#worker;
+    const worker = new Worker(new URL('./compare-worker.js', import.meta.url), { workerData: this.settings });
+    // Comparisons never keep the process alive: the server does while it runs.
+    worker.unref();
+    worker.on('message', (verdicts: VerdictMessage) => {
+      if (verdicts === 'ready') return;
+      for (const { id, verdict } of verdicts) {
+        this.#pending.get(id)?.(verdict);
+        this.#pending.delete(id);
+      }
+    });
+    worker.on('error', (err) => this.log.error({ err }, 'shadow: the comparison worker failed; a new one starts'));
+    worker.on('exit', () => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      this.#settle();
+    });
+    this.#worker = worker;
+    return worker;
+  }
+
+  /** Jobs a lost worker took with it: counted skipped, never left waiting. */
+  #settle(): void {
+    for (const resolve of this.#pending.values()) resolve(LOST);
+    this.#pending.clear();
+  }
+}

@@ -25,7 +25,7 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
   const code = checkCode(args.code);
   const at = ctx.now();
   const { maxPerHour } = ctx.authCodes;
-  const admission = await ctx.sms?.admit({ phone, address: ctx.clientAddress ?? '', at, dryRun });
+  const admission = await ctx.sms?.admit({ phone, address: ctx.caller?.clientAddress ?? '', at, dryRun });
   let outcome: AuthCodeOutcome | null = null;
   try {
     outcome = await ctx.store.acceptAuthCode({

@@ -9,6 +9,10 @@ export interface AuthCodePolicy {
   message(code: string): string;
 }
 
+export interface Caller {
+  readonly clientAddress: string;
+}
+
 /** What an operation may use: the store and its policies, and nothing of the wire. */
 export interface OperationContext {
   readonly store: Store;
@@ -18,10 +22,11 @@ export interface OperationContext {
   /** AuthCode's protection of the SMS bill (src/sms/); absent: only the per-phone hourly limit. */
   readonly sms?: SmsGuard;
   /**
-   * The caller's address (behind a trusted proxy, the forwarded one), set per call by the
-   * dispatcher: what AuthCode counts per address. The operation knows nothing else of the wire.
+   * Who called, set per call by the dispatcher: the caller's address (behind a trusted proxy, the
+   * forwarded one) is what AuthCode counts per address. Worked out only when read (most
+   * operations never do). The operation knows nothing else of the wire.
    */
-  readonly clientAddress?: string;
+  readonly caller?: Caller;
   /**
    * Validate only: writes check what they would do and do nothing (AuthCode: no code stored, no
    * SMS queued). Set beside the legacy service, whose answer the client gets (src/shadow).

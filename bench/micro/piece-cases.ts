@@ -86,7 +86,14 @@ function logCases(): MicroCase[] {
   };
   const req = { requestId: '2661a2cb-1', method: 'POST', url: '/PushNotificationMobile.asmx' };
   const sent = { kind: 'sent' } as const;
+  const child = log.child({ service: outcome.service, operation: outcome.operation, binding: outcome.binding });
+  const fields = { requestId: req.requestId, method: req.method, status: 200, ms: 0.4 };
   return [
+    {
+      group: 'log line',
+      name: "pino: the same line through the route's child logger (child.info)",
+      fn: () => child.info(fields, 'request'),
+    },
     {
       group: 'log line',
       name: 'RequestLog.write, success (every line, the default)',

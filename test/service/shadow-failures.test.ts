@@ -12,6 +12,8 @@ import type { Badness } from '../helpers/bad-legacy.js';
 import { goldenCases } from '../helpers/legacy-replay.js';
 import { databaseUrlOf, finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
 import { closedPort } from '../helpers/sms-gateway.js';
+import type { TestServer } from '../helpers/test-server.js';
+import { openStore } from '../../src/store/open/open-store.js';
 
 const cases = goldenCases();
 const TOKEN = cases.find((c) => c.name === 'soap11_GetTokenDevice_known')!;
@@ -23,6 +25,17 @@ type Legacy = { url: string; close(): Promise<void> };
 async function legacyThat(badness: Badness | 'refuse'): Promise<Legacy> {
   if (badness !== 'refuse') return startBadLegacy(badness);
   return { url: `http://127.0.0.1:${await closedPort()}/Legacy/`, close: async () => undefined };
+}
+
+/** The SMS messages queued in a stopped service's database; its files are removed after. */
+async function queuedSms(server: TestServer): Promise<number> {
+  const store = await openStore(databaseUrlOf(server));
+  try {
+    return (await store.listOutbox({})).length;
+  } finally {
+    await store.close();
+    await server.close();
+  }
 }
 
 const BADNESS: readonly (Badness | 'refuse')[] = ['hang', 'refuse', 'huge', 'garbage'];
@@ -115,13 +128,7 @@ describe('a legacy service that fails', () => {
       await server.app.close();
       await legacy.close();
     }
-    const store = await import('../../src/store/open/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
-    try {
-      assert.equal((await store.listOutbox({})).length, 0, 'no SMS queued by us');
-    } finally {
-      await store.close();
-      await server.close();
-    }
+    assert.equal(await queuedSms(server), 0, 'no SMS queued by us');
   });
 
   it('legacy mode: an AuthCode that never reached a refusing legacy is ours to take (fail-over, one SMS queued)', async () => {
@@ -137,12 +144,6 @@ describe('a legacy service that fails', () => {
     } finally {
       await server.app.close();
     }
-    const store = await import('../../src/store/open/open-store.js').then((m) => m.openStore(databaseUrlOf(server)));
-    try {
-      assert.equal((await store.listOutbox({})).length, 1, 'the code is sent once, by us');
-    } finally {
-      await store.close();
-      await server.close();
-    }
+    assert.equal(await queuedSms(server), 1, 'the code is sent once, by us');
   });
 });

@@ -35,6 +35,9 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
   };
 }
 
+const comparerFor = (legacyUrl: string): WorkerComparer =>
+  new WorkerComparer({ legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } }, log);
+
 describe('the comparison worker', () => {
   const server = createServer((req, res) => {
     req.resume().on('end', () => {
@@ -50,10 +53,7 @@ describe('the comparison worker', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('judges exchanges on its thread and sends the verdicts back', async () => {
-    const comparer = new WorkerComparer(
-      { legacyUrl: url, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
-      log,
-    );
+    const comparer = comparerFor(url);
     try {
       await comparer.ready();
       const [same, other, posted] = await Promise.all([
@@ -73,10 +73,7 @@ describe('the comparison worker', () => {
 
   it('answers legacy-failed for a legacy that refuses', async () => {
     const port = await closedPort();
-    const comparer = new WorkerComparer(
-      { legacyUrl: `http://127.0.0.1:${port}/`, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
-      log,
-    );
+    const comparer = comparerFor(`http://127.0.0.1:${port}/`);
     try {
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'legacy-failed');
     } finally {
@@ -85,10 +82,7 @@ describe('the comparison worker', () => {
   });
 
   it('replaces a worker that died: its jobs are skipped, the next is compared by a new one', async () => {
-    const comparer = new WorkerComparer(
-      { legacyUrl: url, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
-      log,
-    );
+    const comparer = comparerFor(url);
     try {
       await comparer.ready();
       // A job the worker cannot read (no body to revive) throws on its thread, which then ends.

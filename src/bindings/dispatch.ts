@@ -96,7 +96,8 @@ export class Dispatcher {
     if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
     let value;
     try {
-      value = await call.op.run(call.args, { ...this.context, caller: ex });
+      const result = call.op.run(call.args, { ...this.context, caller: ex });
+      value = result instanceof Promise ? await result : result;
     } catch (cause) {
       // Refused arguments are the caller's to fix: only other failures are logged.
       const logged = cause instanceof InvalidArgumentError ? undefined : cause;

@@ -93,8 +93,11 @@ export interface OperationSpec<
    * answer costs far more than asking the store whether anything changed (long lists).
    */
   readonly cacheable?: boolean;
-  /** The behaviour: knows nothing of XML or HTTP. Method syntax keeps specs assignable to the general type. */
-  run(args: ArgsOf<P>, ctx: C): Promise<ValueOf<R>>;
+  /**
+   * The behaviour: knows nothing of XML or HTTP. A value at once where the store answers at once
+   * (SQLite), else a promise. Method syntax keeps specs assignable to the general type.
+   */
+  run(args: ArgsOf<P>, ctx: C): ValueOf<R> | Promise<ValueOf<R>>;
 }
 
 export interface ServiceSpec<C = unknown> {

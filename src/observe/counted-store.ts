@@ -17,8 +17,9 @@ const WRITES: ReadonlySet<string> = new Set(['acceptAuthCode', 'recordAuthCode',
  * Wraps a store to count its calls in progress, for the `sis_db_calls_in_flight` gauge (the store
  * does not expose its pool, and calls in progress are what the pool is busy with), and to tell an
  * observer how each ended. A call is in progress from its start until its promise settles;
- * synchronous answers (SQLite's data version) and iterables (streamed lists) are handed back as
- * they are, uncounted. The answer's promise is returned as it is, with no extra hop.
+ * synchronous answers (SQLite's reads and data version) and iterables (streamed lists) are handed
+ * back as they are, told as successes but not counted in progress. The answer's promise is
+ * returned as it is, with no extra hop.
  */
 export function countedStore(inner: Store, observer: StoreObserver | null = null): CountedStore {
   let inFlight = 0;
@@ -48,9 +49,16 @@ export function countedStore(inner: Store, observer: StoreObserver | null = null
       if (result instanceof Promise) {
         inFlight++;
         result.then(WRITES.has(name) ? wrote : read, failed);
+      } else if (!isAsyncIterable(result)) {
+        // Read at once (SQLite): a success now. A streamed list has read nothing yet.
+        observer?.succeeded(WRITES.has(name));
       }
       return result;
     },
   );
   return Object.defineProperty(store, 'inFlight', { get: () => inFlight, enumerable: true }) as CountedStore;
+}
+
+function isAsyncIterable(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }

@@ -7,7 +7,7 @@ export const GetTokenDevice = defineOperation({
   doc: 'Looks up the device token stored for an identifier; null when there is none.',
   params: [{ name: 'id', type: 'string', doc: 'the device identifier' }],
   result: { kind: 'string' },
-  async run(args, ctx: OperationContext) {
+  run(args, ctx: OperationContext) {
     if (args.id === null) return null;
     return ctx.store.deviceToken(args.id);
   },

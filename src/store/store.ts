@@ -110,8 +110,11 @@ export interface Store {
     showActive: string,
     pageSize: number,
   ): AsyncIterable<readonly StudentRecord[]>;
-  /** The token stored for a device identifier, or null when there is none. */
-  deviceToken(id: string): Promise<string | null>;
+  /**
+   * The token stored for a device identifier, or null when there is none. SQLite answers at once
+   * (no promise: the hot path's lookup costs no microtask hops); PostgreSQL with a promise.
+   */
+  deviceToken(id: string): string | null | Promise<string | null>;
   /** A student's marks for one subject, or all subjects when `subjectId` is null, in import order. */
   marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]>;
   /** The stored push settings, or null when none were imported. */

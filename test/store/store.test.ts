@@ -158,6 +158,11 @@ for (const target of storeTargets) {
         assert.equal(await store.deviceToken('empty'), '');
         assert.equal(await store.deviceToken('ESC'), null);
         assert.equal(await store.deviceToken('nope'), null);
+        // SQLite answers at once, without a promise (the hot path's lookup); a server with one.
+        const answer = store.deviceToken('1');
+        if (target.name === 'SQLite') assert.equal(answer, 'tok-AAA-111');
+        else assert.ok(answer instanceof Promise);
+        await answer;
         assert.equal(await store.deviceToken(''), null);
         await store.importDataset({
           devices: [

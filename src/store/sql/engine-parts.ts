@@ -37,10 +37,10 @@ export interface EngineParts {
 export interface EngineReads {
   /**
    * A read on the shared connection (SQLite: synchronously on its prepared statement, bypassing
-   * Kysely's connection queue) or the pool (PostgreSQL: tried once more on another connection when
+   * Kysely's connection queue, answered at once and thrown at once) or the pool (PostgreSQL: tried once more on another connection when
    * its connection turns out to have died).
    */
-  rows<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
+  rows<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
   /** The same, rows as arrays in column order (SQLite builds those faster than objects). */
   arrays(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>>;
 }

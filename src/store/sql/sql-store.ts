@@ -155,9 +155,9 @@ export class SqlStore implements ServiceStore {
     return this.#dataVersion();
   }
 
-  async deviceToken(id: string): Promise<string | null> {
-    const row = (await this.#reads.rows<{ token: string | null }>(this.#tokenQuery.sql, [id]))[0];
-    return row === undefined ? null : row.token;
+  deviceToken(id: string): string | null | Promise<string | null> {
+    const rows = this.#reads.rows<{ token: string | null }>(this.#tokenQuery.sql, [id]);
+    return rows instanceof Promise ? rows.then(tokenOf) : tokenOf(rows);
   }
 
   async recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
@@ -248,3 +248,5 @@ export class SqlStore implements ServiceStore {
     return this.#closed;
   }
 }
+
+const tokenOf = (rows: readonly { token: string | null }[]): string | null => rows[0]?.token ?? null;

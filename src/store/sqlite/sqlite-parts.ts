@@ -59,13 +59,9 @@ function directReads(
   direct: (source: string, parameters: readonly unknown[], arrays: boolean) => unknown[],
 ): EngineReads {
   return {
-    rows<R>(source: string, parameters: readonly unknown[]): Promise<R[]> {
-      // No query object, no driver queue, one resolved promise.
-      try {
-        return Promise.resolve(direct(source, parameters, false) as R[]);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
+    rows<R>(source: string, parameters: readonly unknown[]): R[] {
+      // No query object, no driver queue, no promise: the rows at once.
+      return direct(source, parameters, false) as R[];
     },
     async arrays(query) {
       return direct(query.sql, query.parameters, true) as unknown[][];

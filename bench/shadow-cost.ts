@@ -75,6 +75,15 @@ async function load(url: string): Promise<{ rps: number; requests: number }> {
   return { rps: result.requests.average, requests: result.requests.total };
 }
 
+/** The comparisons' results so far, summed over labels (`skipped` shows what the in-flight cap left out). */
+async function comparisonResults(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sums = new Map<string, number>();
+  for (const m of text.matchAll(/^sis_shadow_comparisons_total\{[^}]*result="([^"]+)"[^}]*\} (\d+)/gm))
+    sums.set(m[1]!, (sums.get(m[1]!) ?? 0) + Number(m[2]));
+  return sums.size === 0 ? '' : `\t${[...sums].map(([k, v]) => `${k} ${v}`).join(', ')}`;
+}
+
 async function measure(label: string, env: Record<string, string>): Promise<string> {
   const ours = await serve(label, env);
   try {
@@ -85,7 +94,8 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
     const { rps, requests } = await load(ours.url);
     const cpuUs = ((cpuSecondsOf(pid) - cpu0) * 1e6) / requests;
     const mainUs = ((mainThreadCpuSecondsOf(pid) - main0) * 1e6) / requests;
-    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request (main thread ${mainUs.toFixed(0)})`;
+    const results = await comparisonResults(ours.url);
+    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request (main thread ${mainUs.toFixed(0)})${results}`;
   } finally {
     await ours.child.stop();
   }
@@ -130,6 +140,8 @@ const shadow = { SIS_SHADOW: 'compare', SIS_SHADOW_SAMPLE: '1' };
 const configs: [string, Record<string, string>][] = [
   ['off', {}],
   ['compare, fast legacy', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/` }],
+  // The default in-flight cap skips what waits beyond it: here every request is compared.
+  ['compare, fast legacy, no cap', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/`, SIS_SHADOW_MAX_IN_FLIGHT: '100000' }],
   [
     'compare, hanging legacy',
     { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${hang}/`, SIS_SHADOW_TIMEOUT_MS: '1000' },

@@ -7,25 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
-import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/open/database-url.js';
-import { dialectFor } from '../../src/store/open/database-at.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { migrations } from '../../src/store/schema/migrations.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
-import type { Dataset, StudentRecord } from '../../src/store/store.js';
-import {
-  adminClient,
-  cleanupTargets,
-  newSchema,
-  POSTGRES_SKIP,
-  storeTargets,
-  withFreshStore,
-} from '../helpers/store-targets.js';
+import type { StudentRecord } from '../../src/store/store.js';
+import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 import type { FreshDatabase, StoreTarget } from '../helpers/store-targets.js';
-import { repoRoot } from '../helpers/test-server.js';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'sis-store-'));
 after(async () => {
@@ -304,89 +293,3 @@ for (const target of storeTargets) {
     });
   });
 }
-
-describe('opening', () => {
-  test('SQLite: creates the parent directory and uses WAL', async () => {
-    const path = join(tempDir, 'deep', 'er', 'sis.db');
-    const store = await openStore(`sqlite:${path}`);
-    await store.close();
-    const db = new BetterSqlite3(path);
-    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-    db.close();
-    const bare = await openStore(join(tempDir, 'bare.db'));
-    await bare.close();
-  });
-
-  test('SQLite in memory', async () => {
-    const store = await openStore('sqlite::memory:');
-    await store.importDataset(DEMO_DATASET);
-    assert.equal(await store.deviceToken('2'), 'tok-BBB-222');
-    await store.close();
-  });
-
-  test('PostgreSQL: ?schema= in the URL selects and creates the schema', async (t) => {
-    if (POSTGRES_SKIP !== null) return t.skip(POSTGRES_SKIP);
-    const { schema, url } = newSchema('url');
-    const store = await openStore(url, { statementTimeoutMs: 10_000 });
-    await store.importDataset({ devices: [{ id: 'here', token: 'yes' }] });
-    await store.close();
-    const rows = await (await adminClient()).query(`select token from "${schema}".devices`);
-    assert.deepEqual(rows.rows, [{ token: 'yes' }]);
-  });
-
-  test('database URLs', () => {
-    assert.deepEqual(parseDatabaseUrl('sqlite:./data/sis.db'), { dialect: 'sqlite', path: './data/sis.db' });
-    assert.deepEqual(parseDatabaseUrl('sqlite:///var/lib/sis.db'), { dialect: 'sqlite', path: '/var/lib/sis.db' });
-    assert.deepEqual(parseDatabaseUrl('sqlite::memory:'), { dialect: 'sqlite', path: ':memory:' });
-    assert.deepEqual(parseDatabaseUrl('data/x.db'), { dialect: 'sqlite', path: 'data/x.db' });
-    assert.deepEqual(parseDatabaseUrl('postgresql://u:p@h/db?sslmode=require&schema=a%20b'), {
-      dialect: 'postgres',
-      connectionString: 'postgresql://u:p@h/db?sslmode=require',
-      schema: 'a b',
-    });
-    assert.deepEqual(parseDatabaseUrl('postgres://h/db'), {
-      dialect: 'postgres',
-      connectionString: 'postgres://h/db',
-      schema: null,
-    });
-    assert.throws(() => parseDatabaseUrl('mysql://h/db'), /unsupported database URL scheme "mysql:"/);
-    assert.throws(() => parseDatabaseUrl('sqlite:'), /no database file/);
-    assert.equal(redactDatabaseUrl('postgres://u:secret@h:5432/db'), 'postgres://u:***@h:5432/db');
-    assert.equal(redactDatabaseUrl('postgres://h/db?password=secret&x=1'), 'postgres://h/db?password=***&x=1');
-    assert.equal(redactDatabaseUrl('sqlite:./data/sis.db'), 'sqlite:./data/sis.db');
-  });
-
-  test('the URL chooses the dialect, and the opened store carries it', async (t) => {
-    // What the service and the CLI ask before opening (app.ts, cli-store.ts) follows the URL alone.
-    const file = dialectFor('sqlite:./data/sis.db');
-    assert.deepEqual(
-      [file.name, file.isServer, file.pooled, file.statementTimeoutLimitsRuns],
-      ['sqlite', false, false, false],
-    );
-    assert.equal(dialectFor('data/x.db'), file);
-    const server = dialectFor('postgresql://u:p@h/db?schema=a');
-    assert.deepEqual(
-      [server.name, server.isServer, server.pooled, server.statementTimeoutLimitsRuns],
-      ['postgres', true, true, true],
-    );
-    assert.throws(() => dialectFor('mysql://h/db'), DatabaseUrlError);
-    for (const target of storeTargets) {
-      await t.test(target.name, async (t) => {
-        if (target.skip !== null) return t.skip(target.skip);
-        const db = await target.fresh();
-        const store = await openStore(db.url);
-        try {
-          assert.equal(store.dialect, dialectFor(db.url));
-        } finally {
-          await store.close();
-        }
-      });
-    }
-  });
-
-  test('the demo dataset is the example file', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const example = JSON.parse(await readFile(join(repoRoot, 'examples', 'dataset.json'), 'utf8')) as Dataset;
-    assert.deepEqual(DEMO_DATASET, example);
-  });
-});

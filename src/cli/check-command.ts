@@ -9,7 +9,7 @@ import type { Config } from '../config/config.js';
 import { probeRedis, probeWebhook } from '../observe/probes.js';
 import { redactDatabaseUrl } from '../store/open/database-url.js';
 import { inspectDatabase } from '../store/open/inspect-database.js';
-import { LATEST_SCHEMA_VERSION } from '../store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../store/schema/migration-list.js';
 import { defineCommand } from './command.js';
 import type { Command } from './command.js';
 import { errorMessage, processOutput } from './output.js';

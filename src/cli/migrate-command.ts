@@ -1,5 +1,5 @@
 /** `sis migrate`: brings the database to this program's schema version, as the service does on start. */
-import { LATEST_SCHEMA_VERSION } from '../store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../store/schema/migration-list.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
 import type { Command } from './command.js';

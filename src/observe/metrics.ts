@@ -4,7 +4,7 @@
  * prom-client's own label children hash their labels into a new string on every call, and the
  * hot path should not allocate for a metric.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { Service } from '../operations/index.js';
 
@@ -111,52 +111,6 @@ export class RequestMetrics {
       values.push({ labels, value: s.count, metricName: `${name}_count` });
     }
     return values;
-  }
-}
-
-/** Seconds the legacy service takes to answer (a network hop and another stack: coarser than ours). */
-export const LEGACY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
-
-/**
- * Comparisons beside the legacy service (src/shadow). prom-client's own children here: a
- * comparison costs a request to another service, far more than a label lookup.
- */
-export class ShadowMetrics {
-  readonly #comparisons: Counter<'service' | 'operation' | 'binding' | 'result'>;
-  readonly #legacy: Histogram;
-  readonly #failovers: Counter<'answer'>;
-
-  constructor(registry: Registry) {
-    this.#comparisons = new Counter({
-      name: 'sis_shadow_comparisons_total',
-      help: 'Answers compared with the legacy service, by service file, operation, binding and result (identical, equivalent, different, legacy-failed, skipped).',
-      labelNames: ['service', 'operation', 'binding', 'result'],
-      registers: [registry],
-    });
-    this.#legacy = new Histogram({
-      name: 'sis_shadow_legacy_seconds',
-      help: 'Time the legacy service took to answer a request sent to it (its whole answer, or the failure).',
-      buckets: [...LEGACY_BUCKETS],
-      registers: [registry],
-    });
-    this.#failovers = new Counter({
-      name: 'sis_shadow_failovers_total',
-      help: 'Legacy mode: requests the legacy service could not answer, by what the client got instead (ours, or 502).',
-      labelNames: ['answer'],
-      registers: [registry],
-    });
-  }
-
-  failedOver(answer: 'ours' | 'bad-gateway'): void {
-    this.#failovers.inc({ answer });
-  }
-
-  compared(service: string | null, operation: string | null, binding: string, result: string): void {
-    this.#comparisons.inc({ service: service ?? '', operation: operation ?? '', binding, result });
-  }
-
-  legacyAnswered(seconds: number): void {
-    this.#legacy.observe(seconds);
   }
 }
 

@@ -5,7 +5,7 @@
  * (a kind known full is not asked again until the next flush, and few keeps run at once).
  */
 import type { Logger } from '../logging/logger.js';
-import type { ShadowMetrics } from '../observe/metrics.js';
+import type { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { ShadowCount, ShadowDifference, ShadowResult, ShadowStore } from '../store/shadow-types.js';
 
 /** Examples of one operation, binding and kind of difference, at most. */

@@ -9,7 +9,7 @@ import type { Config } from '../config/config.js';
 import type { Answerer } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
 import type { Service } from '../operations/index.js';
-import { ShadowMetrics } from '../observe/metrics.js';
+import { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { Registry } from 'prom-client';
 import type { Pruner, PruneStep } from '../outbox/pruner.js';
 import type { OperationContext } from '../operations/context.js';

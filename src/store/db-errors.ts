@@ -50,7 +50,11 @@ export function isConnectionLost(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (code === '57P01' || code === '57P02' || code === 'ECONNRESET' || code === 'EPIPE') return true;
-  return /^Connection terminated unexpectedly|^Client has encountered a connection error/.test(error.message);
+  // node-postgres' words for a connection that is gone, whichever side noticed first (the server
+  // ended it, the pool closed it after an error, or a query was given a client already closed).
+  return /^Connection terminated|^Client has encountered a connection error|^Client was closed and is not queryable/.test(
+    error.message,
+  );
 }
 
 /** A failed call that tells the database's state, not the call's own fault. */

@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { createCheckCommand } from '../../src/cli/check-command.js';
 import { openStore } from '../../src/store/open/open-store.js';
-import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
 import { runToExit } from '../helpers/serve-process.js';
 import { closedPort, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';

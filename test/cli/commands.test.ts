@@ -11,7 +11,7 @@ import { createDevicesCommand } from '../../src/cli/devices-command.js';
 import { createExportCommand } from '../../src/cli/export-command.js';
 import { createImportCommand } from '../../src/cli/import-command.js';
 import { createMigrateCommand } from '../../src/cli/migrate-command.js';
-import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
 import type { CommandOutput } from '../../src/cli/output.js';
 import { createSchoolsCommand, createStatsCommand, createStudentsCommand } from '../../src/cli/report-commands.js';
 import type { Command } from '../../src/cli/command.js';

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migration-list.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 import { runToExit } from '../helpers/serve-process.js';

@@ -14,7 +14,8 @@ import { openStore } from '../../src/store/open/open-store.js';
 import type { TableName, TableRecord } from '../../src/store/import/record-check.js';
 import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
-import { LATEST_SCHEMA_VERSION, MigrationError, migrations } from '../../src/store/schema/migrations.js';
+import { MigrationError } from '../../src/store/schema/migrations.js';
+import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
 import type { StudentRecord } from '../../src/store/store.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 

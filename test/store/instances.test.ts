@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { OPERATION_FAILED } from '../../src/bindings/dispatch.js';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
-import { migrations } from '../../src/store/schema/migrations.js';
+import { migrations } from '../../src/store/schema/migration-list.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 import { runSis, startServe, stopServe } from '../helpers/serve-process.js';

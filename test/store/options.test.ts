@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { DatabaseUrlError } from '../../src/store/open/database-url.js';
 import { MigrationError } from '../../src/store/schema/migrations.js';
 import { isTransientDatabaseError } from '../../src/store/open/open-retry.js';
+import { isConnectionLost } from '../../src/store/db-errors.js';
 import { StoreOptionsError, storeOptionsFromEnv } from '../../src/store/open/store-options.js';
 
 describe('storeOptionsFromEnv', () => {
@@ -81,5 +82,25 @@ describe('isTransientDatabaseError', () => {
     assert.equal(isTransientDatabaseError(new MigrationError('newer')), false);
     assert.equal(isTransientDatabaseError('text'), false);
     assert.equal(isTransientDatabaseError(new AggregateError([], '')), false);
+  });
+});
+
+describe('isConnectionLost', () => {
+  test("node-postgres' words for a connection that is gone, and the server's codes for one it ended", () => {
+    for (const message of [
+      'Connection terminated unexpectedly',
+      'Connection terminated',
+      'Client has encountered a connection error and is not queryable',
+      'Client was closed and is not queryable',
+    ])
+      assert.equal(isConnectionLost(new Error(message)), true, message);
+    for (const code of ['57P01', '57P02', 'ECONNRESET', 'EPIPE'])
+      assert.equal(isConnectionLost(Object.assign(new Error('x'), { code })), true, code);
+  });
+
+  test("anything else is the query's own failure", () => {
+    assert.equal(isConnectionLost(Object.assign(new Error('x'), { code: '23505' })), false);
+    assert.equal(isConnectionLost(new Error('relation "students" does not exist')), false);
+    assert.equal(isConnectionLost('Connection terminated'), false);
   });
 });

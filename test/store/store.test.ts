@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { migrations } from '../../src/store/schema/migrations.js';
+import { migrations } from '../../src/store/schema/migration-list.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { StudentRecord } from '../../src/store/store.js';

@@ -10,7 +10,7 @@ import type { BulkImportOptions, BulkImportReport } from '../import/bulk-import.
 import type { WithBulkSession } from '../import/bulk-session.js';
 import { DatasetError } from '../import/dataset-check.js';
 import type { ImportSource } from '../import/import-items.js';
-import { LATEST_SCHEMA_VERSION } from '../schema/migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../schema/migration-list.js';
 import { findXmlForbiddenCharacter } from '../import/record-check.js';
 import type { TableName, TableRecord } from '../import/record-check.js';
 import type { Dialect } from '../schema/dialect.js';

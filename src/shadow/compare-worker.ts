@@ -23,6 +23,8 @@ if (port === null) throw new Error('compare-worker.js runs as a worker thread (s
 const settings = workerData as WorkerSettings;
 const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client));
 
+const SKIPPED: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
+
 let verdicts: { id: number; verdict: Verdict }[] = [];
 const send = (): void => {
   const batch = verdicts;
@@ -32,9 +34,13 @@ const send = (): void => {
 
 port.on('message', (jobs: JobMessage) => {
   for (const { id, job } of jobs) {
-    void comparer.compare(revive(job)).then((verdict) => {
-      if (verdicts.push({ id, verdict }) === 1) setImmediate(send);
-    });
+    void comparer
+      .compare(revive(job))
+      // A comparison that fails (a bug of ours) is skipped and told, not the end of this thread.
+      .catch((err: unknown): Verdict => ({ ...SKIPPED, error: err instanceof Error ? err.message : String(err) }))
+      .then((verdict) => {
+        if (verdicts.push({ id, verdict }) === 1) setImmediate(send);
+      });
   }
 });
 

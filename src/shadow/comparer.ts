@@ -22,6 +22,8 @@ export interface Verdict {
   readonly judgement: Judgement;
   /** The legacy service's answer time, or time to failure (sis_shadow_legacy_seconds). */
   readonly seconds: number;
+  /** Why a comparison failed on the worker thread (it is then skipped); logged by the main thread. */
+  readonly error?: string;
 }
 
 export interface Comparer {

@@ -68,6 +68,7 @@ export class WorkerComparer implements Comparer {
     worker.on('message', (verdicts: VerdictMessage) => {
       if (verdicts === 'ready') return;
       for (const { id, verdict } of verdicts) {
+        if (verdict.error !== undefined) this.log.error({ error: verdict.error }, 'shadow: a comparison failed');
         this.#pending.get(id)?.(verdict);
         this.#pending.delete(id);
       }

@@ -1,8 +1,8 @@
 /**
  * Compare mode's worker thread against a real legacy HTTP server: exchanges judged there come
- * back as verdicts (identical, different with an example, legacy-failed), and a worker that dies
- * is replaced: what it held is answered `skipped`, never left waiting, and the next job is
- * compared by a new one.
+ * back as verdicts (identical, different with an example, legacy-failed); a comparison that fails
+ * there is skipped and logged; and a worker that dies is replaced: what it held is answered
+ * `skipped`, never left waiting, and the next job is compared by a new one.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -76,6 +76,22 @@ describe('the comparison worker', () => {
     const comparer = comparerFor(`http://127.0.0.1:${port}/`);
     try {
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'legacy-failed');
+    } finally {
+      await comparer.close();
+    }
+  });
+
+  it('skips a comparison that fails on its thread, says why, and goes on', async () => {
+    const comparer = comparerFor(url);
+    try {
+      await comparer.ready();
+      const before = errors.length;
+      // No path to send: the comparison itself throws there (a bug of ours, not the legacy's failure).
+      const broken = { ...job(ANSWER), forward: { ...job(ANSWER).forward, relativeUrl: undefined } };
+      const verdict = await comparer.compare(broken as unknown as CompareJob);
+      assert.equal(verdict.judgement.result, 'skipped');
+      assert.deepEqual(errors.slice(before), ['shadow: a comparison failed']);
+      assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'identical');
     } finally {
       await comparer.close();
     }

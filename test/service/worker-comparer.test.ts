@@ -35,8 +35,19 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
   };
 }
 
-const comparerFor = (legacyUrl: string): WorkerComparer =>
-  new WorkerComparer({ legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } }, log);
+/** A comparer for `legacyUrl`, started (its worker ready) for `body`, closed after it. */
+async function withComparer(legacyUrl: string, body: (comparer: WorkerComparer) => Promise<void>): Promise<void> {
+  const comparer = new WorkerComparer(
+    { legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
+    log,
+  );
+  try {
+    await comparer.ready();
+    await body(comparer);
+  } finally {
+    await comparer.close();
+  }
+}
 
 describe('the comparison worker', () => {
   const server = createServer((req, res) => {
@@ -53,9 +64,7 @@ describe('the comparison worker', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('judges exchanges on its thread and sends the verdicts back', async () => {
-    const comparer = comparerFor(url);
-    try {
-      await comparer.ready();
+    await withComparer(url, async (comparer) => {
       const [same, other, posted] = await Promise.all([
         comparer.compare(job(ANSWER)),
         comparer.compare(job('<a>ours</a>')),
@@ -66,25 +75,18 @@ describe('the comparison worker', () => {
       assert.equal(other.judgement.result, 'different');
       assert.deepEqual(other.judgement.example?.paths, [{ path: '/a', legacy: 'legacy', ours: 'ours' }]);
       assert.ok(same.seconds > 0);
-    } finally {
-      await comparer.close();
-    }
+    });
   });
 
   it('answers legacy-failed for a legacy that refuses', async () => {
     const port = await closedPort();
-    const comparer = comparerFor(`http://127.0.0.1:${port}/`);
-    try {
+    await withComparer(`http://127.0.0.1:${port}/`, async (comparer) => {
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'legacy-failed');
-    } finally {
-      await comparer.close();
-    }
+    });
   });
 
   it('skips a comparison that fails on its thread, says why, and goes on', async () => {
-    const comparer = comparerFor(url);
-    try {
-      await comparer.ready();
+    await withComparer(url, async (comparer) => {
       const before = errors.length;
       // No path to send: the comparison itself throws there (a bug of ours, not the legacy's failure).
       const broken = { ...job(ANSWER), forward: { ...job(ANSWER).forward, relativeUrl: undefined } };
@@ -92,15 +94,11 @@ describe('the comparison worker', () => {
       assert.equal(verdict.judgement.result, 'skipped');
       assert.deepEqual(errors.slice(before), ['shadow: a comparison failed']);
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'identical');
-    } finally {
-      await comparer.close();
-    }
+    });
   });
 
   it('replaces a worker that died: its jobs are skipped, the next is compared by a new one', async () => {
-    const comparer = comparerFor(url);
-    try {
-      await comparer.ready();
+    await withComparer(url, async (comparer) => {
       // A job the worker cannot read (no body to revive) throws on its thread, which then ends.
       const broken = { ...job(ANSWER), ours: { ...job(ANSWER).ours, body: undefined } } as unknown as CompareJob;
       const lost = await comparer.compare(broken);
@@ -110,8 +108,6 @@ describe('the comparison worker', () => {
         errors.join('; '),
       );
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'identical');
-    } finally {
-      await comparer.close();
-    }
+    });
   });
 });

@@ -8,7 +8,8 @@
  *
  * Usage: node dist/bench/instructions.js [SCENARIO [TARGET...]]
  *   (default token-soap11 ours necessary; TARGET as for profile.js)
- * Environment: BENCH_REQUESTS (2000), BENCH_WARMUP_REQUESTS (1000), BENCH_CONNECTIONS (4),
+ * Environment: BENCH_REQUESTS (4000), BENCH_WARMUP_REQUESTS (10000: V8 compiles ours for longer than a
+ *   thousand requests, and counts taken earlier are mostly the compiler's), BENCH_CONNECTIONS (4),
  *   BENCH_CPU_ROUNDS (3: CPU µs is the median of rounds of BENCH_REQUESTS × 5 each),
  *   BENCH_CALLGRIND=0 (CPU only), BENCH_NICE as for the run. Needs valgrind for the counts.
  */
@@ -35,8 +36,8 @@ const count = (name: string, fallback: number): number => {
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${env[name]}: expected a positive whole number`);
   return n;
 };
-const requests = count('BENCH_REQUESTS', 2000);
-const warmup = count('BENCH_WARMUP_REQUESTS', 1000);
+const requests = count('BENCH_REQUESTS', 4000);
+const warmup = count('BENCH_WARMUP_REQUESTS', 10_000);
 const connections = count('BENCH_CONNECTIONS', 4);
 const cpuRounds = count('BENCH_CPU_ROUNDS', 3);
 const withCallgrind = env['BENCH_CALLGRIND'] !== '0';

@@ -24,6 +24,7 @@ import { openStore } from '../src/store/open/open-store.js';
 import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './load/processes.js';
 import type { Child } from './load/processes.js';
 import { percentile } from './report/stats.js';
+import { AUTH_CODE_LIMITS_OFF } from './targets/servers.js';
 
 const env = process.env;
 const ROWS = Number(env['PRUNE_ROWS'] ?? 200_000);
@@ -112,13 +113,7 @@ async function serve(url: string, pruning: boolean): Promise<{ child: Child; bas
     HOST: '127.0.0.1',
     SIS_DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
-    SIS_AUTH_CODES_PER_HOUR: '0',
-    // Made-up numbers from one address: the SMS-pumping rules (docs/sms.md) would refuse them.
-    SIS_SMS_REFUSE_TYPES: 'none',
-    SIS_AUTH_CODE_BACKOFF: 'off',
-    SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
-    SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
-    SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
+    ...AUTH_CODE_LIMITS_OFF,
     ...retention,
   });
   const base = `http://127.0.0.1:${port}`;

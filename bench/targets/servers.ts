@@ -44,6 +44,20 @@ export async function importDataset(datasetFile: string, dbFile: string): Promis
 }
 
 /**
+ * The benchmarks' AuthCode requests send made-up phones (+1 555…) thousands of times from one
+ * address: they measure the durable write, so the per-phone limit and the SMS-pumping rules
+ * (docs/sms.md), which would refuse them at once, are off.
+ */
+export const AUTH_CODE_LIMITS_OFF: Readonly<Record<string, string>> = {
+  SIS_AUTH_CODES_PER_HOUR: '0',
+  SIS_SMS_REFUSE_TYPES: 'none',
+  SIS_AUTH_CODE_BACKOFF: 'off',
+  SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
+  SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
+  SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
+};
+
+/**
  * Our service, started as `npm start` starts it: `sis serve` with its defaults, logging at info,
  * one JSON line per request to stdout, which is a file here (`logFile`, as a supervisor gives
  * it); only what a benchmark must set is set (port, database, no demo data, no hourly limit).
@@ -65,15 +79,7 @@ export async function startOurs(
     SIS_WORKERS: '1',
     // Stopping between runs need not wait for idle keep-alive connections.
     SIS_SHUTDOWN_GRACE_MS: '0',
-    // The AuthCode scenario sends one made-up phone (+1 555…) thousands of times from one address:
-    // it measures the durable write, so the per-phone limit and the SMS-pumping rules (docs/sms.md),
-    // which would refuse it at once, are off here.
-    SIS_AUTH_CODES_PER_HOUR: '0',
-    SIS_SMS_REFUSE_TYPES: 'none',
-    SIS_AUTH_CODE_BACKOFF: 'off',
-    SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
-    SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
-    SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
+    ...AUTH_CODE_LIMITS_OFF,
   };
   if (options.silent === true) env['LOG_LEVEL'] = 'silent';
   const fd = openSync(logFile, 'a');

@@ -3,7 +3,8 @@
  * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
  * through; that is logged once when it starts and once when Redis answers again.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from '../sms/fail-fast-redis.js';
 import type { Dependency, Problem } from '../observe/dependency-health.js';
 import type { RateLimit } from '../config/parse-settings.js';
 import { ALLOWED } from './rate-limit.js';
@@ -37,14 +38,8 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly rule: RateLimit,
     private readonly state: Dependency,
   ) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      // Fail fast while disconnected: a request must not wait for Redis to come back.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 500,
-      connectTimeout: 2000,
-    }) as HitRedis;
+    // Fails fast while disconnected: a request must not wait for Redis to come back.
+    this.redis = failFastRedis(url) as HitRedis;
     this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis.on('error', (err: Error) => this.state.failed(UNREACHABLE, err));
     this.redis.on('ready', () => this.state.worked());

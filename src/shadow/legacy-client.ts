@@ -91,8 +91,7 @@ export class LegacyClient {
       connections: options.maxSockets,
       // One request at a time a connection: a legacy that hangs on one holds up no other.
       pipelining: 1,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      // The whole exchange's deadline is the abort timer below; this names a host that never answers.
       connectTimeout: options.timeoutMs,
     });
   }
@@ -212,8 +211,6 @@ function failed(err: NodeJS.ErrnoException, seconds: number, timeoutMs: number):
   if (code === 'UND_ERR_ABORTED') return failure('timeout', `no whole answer within ${timeoutMs} ms`, seconds);
   if (NOT_CONNECTED.has(code)) return failure('refused', message, seconds, false);
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return failure('refused', message, seconds);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
-    return failure('timeout', message, seconds);
   if (code.startsWith('HPE_')) return failure('not-http', message, seconds);
   return failure('error', message, seconds);
 }

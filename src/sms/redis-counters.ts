@@ -5,7 +5,8 @@
  * that does not answer is told to the caller, which then counts in the database instead: the
  * limits protect the bill, so they hold while Redis is away.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { failFastRedis } from './fail-fast-redis.js';
 import type { CounterLimit } from '../store/store.js';
 
 // KEYS: counters; ARGV: their limits, then their windows' ends (ms). Returns the 1-based index of the first full one, or 0.
@@ -42,14 +43,8 @@ export class RedisCounters {
     private readonly onProblem: (err: unknown) => void,
     private readonly onWorked: () => void,
   ) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      // Fail fast while disconnected: the database counts meanwhile.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 500,
-      connectTimeout: 2000,
-    }) as CounterRedis;
+    // Fails fast while disconnected: the database counts meanwhile.
+    this.redis = failFastRedis(url) as CounterRedis;
     this.redis.defineCommand('sisTake', { lua: TAKE });
     this.redis.defineCommand('sisPeek', { lua: PEEK });
     this.redis.defineCommand('sisRelease', { lua: RELEASE });

@@ -1,10 +1,11 @@
 import type { Config } from '../config/config.js';
+import type { ResultValue } from '../contract/types.js';
 import { InvalidArgumentError, OperationFailedError, ServiceError } from '../errors/errors.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Service } from '../operations/index.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Kept } from './answer-cache.js';
-import type { Binding } from './binding.js';
+import type { Binding, Read } from './binding.js';
 import type { Exchange, Outcome } from './exchange.js';
 import { HTTP_GET } from './http-get.js';
 import { HTTP_POST } from './http-post.js';
@@ -64,41 +65,58 @@ export class Dispatcher {
 
   /**
    * Reads the call (with the body, for a binding that wants it), answers it from the cache or
-   * runs it, and has the binding write the result or the error. A version told synchronously
-   * (SQLite) is not awaited.
+   * runs it, and has the binding write the result or the error. Each step that can answer at once
+   * (a body already read, SQLite's reads, the cache's version) does: a request whose steps all do
+   * is answered without a promise, as the necessary work would be; a step that cannot is continued
+   * when it settles.
    */
-  private async run(ex: Exchange, routes: ServiceRoutes, first: Binding): Promise<Outcome> {
-    let read = first.read(ex, routes, null);
-    if (read.wantsBody === true) {
-      let body: Buffer;
-      try {
-        body = await ex.readBody();
-      } catch (err) {
-        if (!(err instanceof ServiceError)) throw err;
-        return { service: routes.name, binding: first.name, operation: read.operation, reply: first.fail(err) };
-      }
-      read = first.read(ex, routes, body);
+  private run(ex: Exchange, routes: ServiceRoutes, first: Binding): Outcome | Promise<Outcome> {
+    const read = first.read(ex, routes, null);
+    if (read.wantsBody !== true) return this.call(ex, routes, read);
+    let body: Buffer | Promise<Buffer>;
+    try {
+      body = ex.readBody();
+    } catch (err) {
+      return bodyRefused(err, routes, first, read.operation);
     }
+    if (!(body instanceof Promise)) return this.call(ex, routes, first.read(ex, routes, body));
+    return body.then(
+      (whole) => this.call(ex, routes, first.read(ex, routes, whole)),
+      (err: unknown) => bodyRefused(err, routes, first, read.operation),
+    );
+  }
+
+  private call(ex: Exchange, routes: ServiceRoutes, read: Read): Outcome | Promise<Outcome> {
     const { binding } = read;
     if (read.wantsBody === true) throw new Error(`the ${binding.name} binding asked for the body twice`);
-    if (read.error !== undefined) {
+    if (read.error !== undefined)
       return {
         service: routes.name,
         binding: binding.name,
         operation: read.operation,
         reply: binding.fail(read.error),
       };
-    }
     const { call } = read;
     const lookUp = this.cached(binding, call);
-    const kept = lookUp instanceof Promise ? await lookUp : lookUp;
+    if (lookUp instanceof Promise) return lookUp.then((kept) => this.answer(ex, routes, binding, call, kept));
+    return this.answer(ex, routes, binding, call, lookUp);
+  }
+
+  private answer(
+    ex: Exchange,
+    routes: ServiceRoutes,
+    binding: Binding,
+    call: Call,
+    kept: Kept | null,
+  ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
     if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
-    let value;
-    try {
-      const result = call.op.run(call.args, { ...this.context, caller: ex });
-      value = result instanceof Promise ? await result : result;
-    } catch (cause) {
+    const written = (value: ResultValue): Outcome => {
+      const reply = binding.write(routes.writers.get(call.op)!, value);
+      if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
+      return { service: routes.name, binding: binding.name, operation, reply };
+    };
+    const failed = (cause: unknown): Outcome => {
       // Refused arguments are the caller's to fix: only other failures are logged.
       const logged = cause instanceof InvalidArgumentError ? undefined : cause;
       return {
@@ -108,10 +126,14 @@ export class Dispatcher {
         cause: logged,
         reply: binding.fail(failure(cause)),
       };
+    };
+    let result: ResultValue | Promise<ResultValue>;
+    try {
+      result = call.op.run(call.args, { ...this.context, caller: ex });
+    } catch (cause) {
+      return failed(cause);
     }
-    const reply = binding.write(routes.writers.get(call.op)!, value);
-    if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
-    return { service: routes.name, binding: binding.name, operation, reply };
+    return result instanceof Promise ? result.then(written, failed) : written(result);
   }
 
   /** What the cache holds for a cacheable call (see AnswerCache.lookUp); null for any other. */
@@ -131,6 +153,12 @@ export class Dispatcher {
     });
     return { service: routes.name, reply: reply ?? NO_SUCH_DESCRIPTION };
   }
+}
+
+/** A body that could not be read: too large is the caller's to hear (the binding's way); anything else is ours. */
+function bodyRefused(err: unknown, routes: ServiceRoutes, binding: Binding, operation: string | undefined): Outcome {
+  if (!(err instanceof ServiceError)) throw err;
+  return { service: routes.name, binding: binding.name, operation, reply: binding.fail(err) };
 }
 
 /** Refused arguments are the caller's to fix; anything else becomes safe words (the cause is logged). */

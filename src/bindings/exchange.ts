@@ -10,8 +10,11 @@ export interface Exchange {
   /** The same, parsed once for everyone (null: it names no service file under the base path). */
   readonly target: RequestTarget | null;
   header(name: string): string | undefined;
-  /** The whole body; rejects with RequestTooLargeError past the configured limit. */
-  readBody(): Promise<Buffer>;
+  /**
+   * The whole body: at once when it has already arrived, else once it has; throws or rejects with
+   * RequestTooLargeError past the configured limit.
+   */
+  readBody(): Buffer | Promise<Buffer>;
   /** `scheme://host[:port]` as the client addressed the service (decision 3). */
   origin(): string;
   /** The caller is on this machine (the help page test form is offered to it by default). */

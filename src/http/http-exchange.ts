@@ -4,7 +4,7 @@ import type { Exchange } from '../bindings/exchange.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { RequestTarget } from '../bindings/request-target.js';
 import type { Config } from '../config/config.js';
-import { readBody } from './body.js';
+import { collectBody, readBody } from './body.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 
 /**
@@ -42,11 +42,34 @@ export class HttpExchange implements Exchange {
     return Array.isArray(v) ? v.join(', ') : v;
   }
 
-  #body: Promise<Buffer> | undefined;
+  #body: Buffer | Promise<Buffer> | undefined;
 
   /** Read once: a second reader (the shadow's copy for the legacy service) gets the same bytes. */
-  readBody(): Promise<Buffer> {
+  readBody(): Buffer | Promise<Buffer> {
     return (this.#body ??= readBody(this.req, this.config.maxBodyBytes, this));
+  }
+
+  /**
+   * Reads a body of declared length within the limit before dispatch, then calls `then`: the
+   * dispatcher then finds it here and, when nothing else waits (SQLite), answers in that same
+   * turn. False, and nothing read, for no body, a chunked one or one over the limit: those are
+   * read (or refused) when a binding asks, as before.
+   */
+  collectBody(then: () => void): boolean {
+    const declared = this.req.headers['content-length'];
+    if (declared === undefined || this.req.headers['transfer-encoding'] !== undefined) return false;
+    const length = Number(declared);
+    if (!(length > 0 && length <= this.config.maxBodyBytes)) return false;
+    collectBody(this.req, this.config.maxBodyBytes, this, (err, body) => {
+      if (err === null) this.#body = body!;
+      else {
+        const refused = Promise.reject(err);
+        refused.catch(() => undefined);
+        this.#body = refused;
+      }
+      then();
+    });
+    return true;
   }
 
   /** The headers as received, names in their case, as flat name/value pairs (to forward them). */

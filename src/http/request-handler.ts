@@ -80,7 +80,7 @@ export class RequestHandler {
       }
     }
     if (metrics !== undefined) metrics.inFlight++;
-    if (this.#gate === null) void this.serve(ex, res);
+    if (this.#gate === null) this.admit(ex, res);
     else void this.gated(ex, res, this.#gate);
   };
 
@@ -98,16 +98,24 @@ export class RequestHandler {
     }
   }
 
-  /** `outcome`, then the answer written; inlined rather than awaited, one promise hop fewer a request. */
-  private async serve(ex: HttpExchange, res: ServerResponse): Promise<void> {
-    let outcome: Outcome;
+  /** A body of known length is read first (see HttpExchange.collectBody), then the request served. */
+  private admit(ex: HttpExchange, res: ServerResponse): void {
+    if (!ex.collectBody(() => this.serve(ex, res))) this.serve(ex, res);
+  }
+
+  /** `outcome`, then the answer written: at once when dispatch answers at once, else when it settles. */
+  private serve(ex: HttpExchange, res: ServerResponse): void {
+    let pending: Outcome | Promise<Outcome>;
     try {
-      const pending = this.dispatcher.dispatch(ex);
-      outcome = pending instanceof Promise ? await pending : pending;
+      pending = this.dispatcher.dispatch(ex);
     } catch (err) {
-      outcome = this.failure(ex, err);
+      pending = this.failure(ex, err);
     }
-    this.finish(ex, res, outcome, ex.bodyRefused);
+    if (!(pending instanceof Promise)) return this.finish(ex, res, pending, ex.bodyRefused);
+    pending.then(
+      (outcome) => this.finish(ex, res, outcome, ex.bodyRefused),
+      (err: unknown) => this.finish(ex, res, this.failure(ex, err), ex.bodyRefused),
+    );
   }
 
   private failure(ex: { readonly requestId: string }, err: unknown): Outcome {
@@ -125,7 +133,7 @@ export class RequestHandler {
       this.log.error({ err, requestId: ex.requestId }, 'access check failed');
       refusal = null;
     }
-    if (refusal === null) return this.serve(ex, res);
+    if (refusal === null) return this.admit(ex, res);
     const service = gate.serviceName(ex.target);
     // The body was not read: the connection cannot carry another request after this answer.
     this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(ex));

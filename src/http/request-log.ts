@@ -1,6 +1,8 @@
 import { redactUrl } from '../logging/redact.js';
 import type { Outcome } from '../bindings/exchange.js';
 import { databaseCondition } from '../store/db-errors.js';
+import { fixedInfoLine } from '../logging/fixed-line.js';
+import type { FixedLine } from '../logging/fixed-line.js';
 import type { Logger } from '../logging/logger.js';
 import type { ReplyEnd } from './write-reply.js';
 
@@ -17,12 +19,13 @@ export interface LoggedRequest {
  * in `successSample` (1: all, 0: none), an operator's choice of volume.
  *
  * The fields known from the route (service, operation, binding) are bound once per route in a
- * pino child, whose bindings pino serializes once: a request line then costs only its own four
- * fields. Children are keyed by the contract's names, never by what a request spelled, so there
- * are at most services × operations × bindings of them.
+ * pino child, whose bindings pino serializes once; a successful request's line is then written
+ * as pino would write it (fixedInfoLine), its four own fields only. Routes are keyed by the
+ * contract's names, never by what a request spelled, so there are at most services × operations
+ * × bindings of them.
  */
 export class RequestLog {
-  readonly #children = new Map<string, Logger>();
+  readonly #lines = new Map<string, FixedLine>();
   #successes = 0;
 
   constructor(
@@ -48,9 +51,8 @@ export class RequestLog {
     } else if (log.isLevelEnabled('info') && this.sampled(outcome.reply.status)) {
       if (outcome.service === undefined) log.info(entry(req, outcome, seconds), 'request');
       else
-        this.child(outcome).info(
-          { requestId: req.requestId, method: req.method, status: outcome.reply.status, ms: ms(seconds) },
-          'request',
+        this.line(outcome)(
+          `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"status":${outcome.reply.status},"ms":${ms(seconds)}`,
         );
     }
   }
@@ -60,14 +62,19 @@ export class RequestLog {
     return this.successSample !== 0 && ++this.#successes % this.successSample === 0;
   }
 
-  private child(outcome: Outcome): Logger {
+  private line(outcome: Outcome): FixedLine {
     const key = `${outcome.service}\u0000${outcome.operation ?? ''}\u0000${outcome.binding ?? ''}`;
-    let child = this.#children.get(key);
-    if (child === undefined) {
-      child = this.log.child({ service: outcome.service, operation: outcome.operation, binding: outcome.binding });
-      this.#children.set(key, child);
+    let line = this.#lines.get(key);
+    if (line === undefined) {
+      const child = this.log.child({
+        service: outcome.service,
+        operation: outcome.operation,
+        binding: outcome.binding,
+      });
+      line = fixedInfoLine(child, 'request');
+      this.#lines.set(key, line);
     }
-    return child;
+    return line;
   }
 }
 

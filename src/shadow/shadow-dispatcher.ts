@@ -110,7 +110,7 @@ export class ShadowDispatcher {
     }
     if (!this.admit(shape)) return dispatcher.dispatch(ex);
     // Read once, for both: our dispatcher and the copy for the legacy service get the same bytes.
-    const body = shape.hasBody ? ex.readBody() : Promise.resolve(null);
+    const body = shape.hasBody ? bodyOf(ex) : Promise.resolve(null);
     body.catch(() => undefined);
     return Promise.resolve(dispatcher.dispatch(ex)).then(
       (outcome) => {
@@ -269,4 +269,13 @@ function passThrough(answer: LegacyAnswer): Reply {
     invoked: false,
     headers,
   };
+}
+
+/** The body as a promise, whether it was already read or is still arriving. */
+function bodyOf(ex: HttpExchange): Promise<Buffer> {
+  try {
+    return Promise.resolve(ex.readBody());
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }

@@ -28,6 +28,7 @@ const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const profileDir = process.env['BENCH_CPU_PROF_DIR'] ?? '';
 const dir = mkdtempSync(join(tmpdir(), 'sis-shadow-bench-'));
 const database = `sqlite:${join(dir, 'sis.db')}`;
+const ANSWERS = join(dir, 'legacy-answers.json');
 
 async function serve(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
   const port = await freePort();
@@ -84,8 +85,18 @@ async function comparisonResults(url: string): Promise<string> {
   return sums.size === 0 ? '' : `\t${[...sums].map(([k, v]) => `${k} ${v}`).join(', ')}`;
 }
 
-async function measure(label: string, env: Record<string, string>): Promise<string> {
-  const ours = await serve(label, env);
+/** The mirror server's own tally of its comparisons. */
+async function mirrorResults(url: string): Promise<string> {
+  const tally = (await (await fetch(`${url}/tally`)).json()) as Record<string, number>;
+  return `\t${Object.entries(tally)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}`;
+}
+
+type Start = () => Promise<{ child: Child; url: string }>;
+
+async function measure(label: string, start: Start, results = comparisonResults): Promise<string> {
+  const ours = await start();
   try {
     await load(ours.url); // warm-up
     const pid = ours.child.pid;
@@ -94,8 +105,8 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
     const { rps, requests } = await load(ours.url);
     const cpuUs = ((cpuSecondsOf(pid) - cpu0) * 1e6) / requests;
     const mainUs = ((mainThreadCpuSecondsOf(pid) - main0) * 1e6) / requests;
-    const results = await comparisonResults(ours.url);
-    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request (main thread ${mainUs.toFixed(0)})${results}`;
+    const compared = await results(ours.url);
+    return `${label}\t${rps.toFixed(0)} req/s\t${cpuUs.toFixed(0)} µs CPU/request (main thread ${mainUs.toFixed(0)})${compared}`;
   } finally {
     await ours.child.stop();
   }
@@ -121,11 +132,20 @@ async function fastLegacy(): Promise<{ child: Child; url: string }> {
   } finally {
     await source.child.stop();
   }
-  const file = join(dir, 'legacy-answers.json');
-  writeFileSync(file, JSON.stringify(answers));
+  writeFileSync(ANSWERS, JSON.stringify(answers));
+  return fixedAnswers('legacy', 'ceiling-server.js');
+}
+
+/** Our answers, byte for byte, from a bench server (`script`): the legacy, or the mirror server. */
+async function fixedAnswers(
+  name: string,
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = startChild('legacy', nodeCommand(null, [join(BENCH_DIST, 'targets/ceiling-server.js'), file]), {
+  const child = startChild(name, nodeCommand(null, [join(BENCH_DIST, 'targets', script), ANSWERS]), {
     ...process.env,
+    ...env,
     PORT: String(port),
   });
   const url = `http://127.0.0.1:${port}`;
@@ -137,20 +157,31 @@ const legacy = await fastLegacy();
 const hang = await hangingPort();
 const refused = await freePort();
 const shadow = { SIS_SHADOW: 'compare', SIS_SHADOW_SAMPLE: '1' };
-const configs: [string, Record<string, string>][] = [
-  ['off', {}],
-  ['compare, fast legacy', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/` }],
+const configs: [string, Start, typeof comparisonResults?][] = [
+  ['off', () => serve('off', {})],
+  ['compare, fast legacy', () => serve('compare', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/` })],
   // The default in-flight cap skips what waits beyond it: here every request is compared.
-  ['compare, fast legacy, no cap', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/`, SIS_SHADOW_MAX_IN_FLIGHT: '100000' }],
+  [
+    'compare, fast legacy, no cap',
+    () => serve('no cap', { ...shadow, SIS_LEGACY_URL: `${legacy.url}/`, SIS_SHADOW_MAX_IN_FLIGHT: '100000' }),
+  ],
   [
     'compare, hanging legacy',
-    { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${hang}/`, SIS_SHADOW_TIMEOUT_MS: '1000' },
+    () => serve('hanging', { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${hang}/`, SIS_SHADOW_TIMEOUT_MS: '1000' }),
   ],
-  ['compare, refusing legacy', { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${refused}/` }],
+  ['compare, refusing legacy', () => serve('refusing', { ...shadow, SIS_LEGACY_URL: `http://127.0.0.1:${refused}/` })],
+  // The least compare mode can cost (bench/targets/mirror-server.ts): fixed answers, alone, then each request mirrored.
+  ['necessary: fixed answers', () => fixedAnswers('mirror off', 'mirror-server.js'), mirrorResults],
+  [
+    'necessary: fixed answers + mirror',
+    () => fixedAnswers('mirror', 'mirror-server.js', { MIRROR_URL: legacy.url }),
+    mirrorResults,
+  ],
 ];
 try {
   for (let round = 1; round <= rounds; round++) {
-    for (const [label, env] of configs) console.log(`round ${round}\t${await measure(label, env)}`);
+    for (const [label, start, results] of configs)
+      console.log(`round ${round}\t${await measure(label, start, results)}`);
   }
 } finally {
   await legacy.child.stop();

@@ -24,6 +24,8 @@ export interface Verdict {
   readonly seconds: number;
   /** Why a comparison failed on the worker thread (it is then skipped); logged by the main thread. */
   readonly error?: string;
+  /** The legacy service refused connections and is left alone this long from now (see `paused`). */
+  readonly pausedMs?: number;
 }
 
 export interface Comparer {
@@ -31,6 +33,11 @@ export interface Comparer {
   ready(): Promise<void>;
   /** Never rejects: a failure of the legacy service is a verdict (legacy-failed). */
   compare(job: CompareJob): Promise<Verdict>;
+  /**
+   * The legacy service refused connections a moment ago and is left alone for a pause: every
+   * comparison would fail at once (legacy-failed), so the caller counts it so without a job.
+   */
+  paused(): boolean;
   close(): Promise<void>;
 }
 
@@ -48,7 +55,13 @@ export class InProcessComparer implements Comparer {
       metadata: job.metadata,
       personal: job.personal,
     };
-    return { judgement: judge(result, exchange), seconds: result.ok ? result.answer.seconds : result.seconds };
+    const verdict = { judgement: judge(result, exchange), seconds: result.ok ? result.answer.seconds : result.seconds };
+    const pausedMs = result.ok ? 0 : this.legacy.pausedForMs();
+    return pausedMs > 0 ? { ...verdict, pausedMs } : verdict;
+  }
+
+  paused(): boolean {
+    return this.legacy.pausedForMs() > 0;
   }
 
   /** The client is its maker's to close (legacy mode shares it; a worker thread ends with it). */

@@ -114,6 +114,11 @@ export class LegacyClient {
     return result;
   }
 
+  /** How long from now the legacy service is left alone for refusing connections (0: it is not). */
+  pausedForMs(): number {
+    return Math.max(0, this.#refusingUntil - performance.now());
+  }
+
   close(): void {
     this.#pool.destroy().catch(() => undefined);
   }

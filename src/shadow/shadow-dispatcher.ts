@@ -23,10 +23,11 @@ import type { Comparer } from './comparer.js';
 import { Failover } from './failover.js';
 import type { Judgement } from './judge.js';
 import { judge } from './judge.js';
-import type { ForwardRequest, LegacyAnswer, LegacyClient, LegacyResult } from './legacy-client.js';
+import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
 import type { ShadowRecorder } from './recorder.js';
 import type { RequestShape, ServiceFile } from './request-shape.js';
 import { shapeOf } from './request-shape.js';
+import { passThrough } from './pass-through.js';
 
 export interface ShadowParts {
   readonly settings: ShadowSettings;
@@ -55,18 +56,8 @@ interface Labels {
   readonly binding: string;
 }
 
-/** Headers of the legacy answer the client gets as they are (besides status, Content-Type and body). */
-const PASSED_THROUGH = [
-  'Cache-Control',
-  'Expires',
-  'Pragma',
-  'Vary',
-  'ETag',
-  'Last-Modified',
-  'Location',
-  'WWW-Authenticate',
-  'Allow',
-];
+/** What a comparison with a legacy left alone for refusing connections comes to (see Comparer.paused). */
+const LEGACY_REFUSING: Judgement = { result: 'legacy-failed', kind: null, example: null };
 
 const BAD_GATEWAY: Reply = { status: 502, contentType: null, body: '', invoked: false };
 
@@ -109,6 +100,11 @@ export class ShadowDispatcher {
       return dispatcher.dispatch(ex);
     }
     if (!this.admit(shape)) return dispatcher.dispatch(ex);
+    if (this.parts.comparer.paused()) {
+      // A legacy refusing connections: each comparison would fail at once, so none is sent.
+      this.#inFlight--;
+      return counted(dispatcher.dispatch(ex), (outcome) => this.apply(labelsOf(outcome, shape), LEGACY_REFUSING));
+    }
     // Read once, for both: our dispatcher and the copy for the legacy service get the same bytes.
     const body = shape.hasBody ? bodyOf(ex) : Promise.resolve(null);
     body.catch(() => undefined);
@@ -255,22 +251,6 @@ function outcomeLabels(shape: RequestShape): Omit<Outcome, 'reply'> {
   };
 }
 
-/** The legacy answer as a Reply: its bytes, and its cache headers over ours. */
-function passThrough(answer: LegacyAnswer): Reply {
-  const headers: [string, string][] = [];
-  for (const name of PASSED_THROUGH) {
-    const value = answer.headers.get(name.toLowerCase());
-    if (value !== undefined) headers.push([name, value]);
-  }
-  return {
-    status: answer.status,
-    contentType: answer.headers.get('content-type') ?? null,
-    body: answer.body.length === 0 ? '' : [answer.body],
-    invoked: false,
-    headers,
-  };
-}
-
 /** The body as a promise, whether it was already read or is still arriving. */
 function bodyOf(ex: HttpExchange): Promise<Buffer> {
   try {
@@ -278,4 +258,16 @@ function bodyOf(ex: HttpExchange): Promise<Buffer> {
   } catch (err) {
     return Promise.reject(err);
   }
+}
+
+/** Tells `count` of the outcome once there is one; the outcome itself is handed back as it comes. */
+function counted(pending: Outcome | Promise<Outcome>, count: (outcome: Outcome) => void): Outcome | Promise<Outcome> {
+  if (!(pending instanceof Promise)) {
+    count(pending);
+    return pending;
+  }
+  return pending.then((outcome) => {
+    count(outcome);
+    return outcome;
+  });
 }

@@ -6,6 +6,7 @@
  * a burst of requests would wait under SIS_SHADOW_MAX_IN_FLIGHT). A worker that dies is logged,
  * its jobs are answered `skipped`, and the next job starts a new one.
  */
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.js';
 import type { CompareJob, Comparer, Verdict } from './comparer.js';
@@ -18,6 +19,8 @@ export class WorkerComparer implements Comparer {
   #nextId = 0;
   readonly #pending = new Map<number, (verdict: Verdict) => void>();
   #batch: { id: number; job: CompareJob }[] = [];
+  /** Until when (performance.now() ms) the worker's legacy client leaves a refusing legacy alone. */
+  #pausedUntil = 0;
 
   constructor(
     private readonly settings: WorkerSettings,
@@ -47,6 +50,10 @@ export class WorkerComparer implements Comparer {
     });
   }
 
+  paused(): boolean {
+    return this.#pausedUntil > performance.now();
+  }
+
   async close(): Promise<void> {
     const worker = this.#worker;
     this.#worker = null;
@@ -69,6 +76,7 @@ export class WorkerComparer implements Comparer {
       if (verdicts === 'ready') return;
       for (const { id, verdict } of verdicts) {
         if (verdict.error !== undefined) this.log.error({ error: verdict.error }, 'shadow: a comparison failed');
+        if (verdict.pausedMs !== undefined) this.#pausedUntil = performance.now() + verdict.pausedMs;
         this.#pending.get(id)?.(verdict);
         this.#pending.delete(id);
       }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { startBadLegacy } from '../helpers/bad-legacy.js';
+import { eventually } from '../helpers/eventually.js';
 import type { Badness } from '../helpers/bad-legacy.js';
 import { goldenCases } from '../helpers/legacy-replay.js';
 import { databaseUrlOf, finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
@@ -129,6 +130,33 @@ describe('a legacy service that fails', () => {
       await legacy.close();
     }
     assert.equal(await queuedSms(server), 0, 'no SMS queued by us');
+  });
+
+  it('compare mode: while a refusing legacy is left alone, comparisons are counted legacy-failed without asking it', async () => {
+    const server = await startShadowed({
+      SIS_SHADOW: 'compare',
+      SIS_LEGACY_URL: `http://127.0.0.1:${await closedPort()}/Legacy/`,
+    });
+    const attempts = async (): Promise<number> =>
+      Number(/^sis_shadow_legacy_seconds_count (\d+)/m.exec(await server.app.registry.metrics())?.[1] ?? 0);
+    const res = await sendCase(server.url, TOKEN);
+    assert.equal(res.status, 200);
+    // The first comparison is tried and refused: the legacy is then left alone for a second.
+    await eventually(async () => assert.equal(await attempts(), 1));
+    for (const c of [TOKEN, LIST, TOKEN, LIST]) {
+      const answer = await sendCase(server.url, c);
+      assert.ok(answer.body.equals(c.answer.body), `${c.name}: our own answer`);
+    }
+    const tried = await attempts();
+    const report = await finish(server);
+    assert.equal(tried, 1, 'no exchange tried during the pause');
+    assert.equal(report.totals['legacy-failed'], 5, JSON.stringify(report.groups));
+    const list = report.groups.find((g) => g.operation === 'GetStudentSchool');
+    assert.deepEqual(
+      list && { binding: list.binding, result: list.result, count: list.count },
+      { binding: 'httpget', result: 'legacy-failed', count: 2 },
+      'counted under the labels of our answer',
+    );
   });
 
   it('legacy mode: an AuthCode that never reached a refusing legacy is ours to take (fail-over, one SMS queued)', async () => {

@@ -1,7 +1,8 @@
 /**
  * The admin side of the store on both dialects: streamed import (staging, duplicate keys, all or
  * nothing, replace, dry run), paged snapshot export, counts and listings, single-device edits,
- * and the schema checks of tools that must not migrate.
+ * and the schema checks of tools that must not migrate. An import beside the service:
+ * admin-side-by-side.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
@@ -11,49 +12,13 @@ import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
 import { openStore } from '../../src/store/open/open-store.js';
-import type { TableName, TableRecord } from '../../src/store/import/record-check.js';
 import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
-import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { MigrationError } from '../../src/store/schema/migrations.js';
 import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
-import type { StudentRecord } from '../../src/store/store.js';
+import { exported, ids, json, student, text } from '../helpers/admin-rows.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 
 after(cleanupTargets);
-
-async function* text(...parts: string[]): AsyncGenerator<string> {
-  yield* parts;
-}
-
-const json = (value: unknown) => jsonDatasetSource(text(JSON.stringify(value, null, 1)));
-const student = (id: string, school = 'http://s.example', active = '1'): StudentRecord => ({
-  id_student: id,
-  fullName: `Student ${id}`,
-  id_device: `dev-${id}`,
-  ShowActive: active,
-  school_base_url: school,
-});
-const ids = (rows: readonly StudentRecord[]): string[] => rows.map((r) => r.id_student);
-
-async function exported(store: SqlStore, tables: readonly TableName[] = ['students', 'devices']) {
-  const out: {
-    students: StudentRecord[];
-    devices: TableRecord['devices'][];
-    marks: TableRecord['marks'][];
-    push: TableRecord['push'][];
-  } = {
-    students: [],
-    devices: [],
-    marks: [],
-    push: [],
-  };
-  const counts = await store.admin.export(tables, {
-    async rows(table, rows) {
-      (out[table] as unknown[]).push(...rows);
-    },
-  });
-  return { ...out, counts };
-}
 
 for (const target of storeTargets) {
   describe(`admin store on ${target.name}`, () => {
@@ -316,31 +281,3 @@ for (const target of storeTargets) {
     });
   });
 }
-
-describe('streamed import and the service side by side', () => {
-  test('SQLite: no write lock is held while the file is read', async () => {
-    const db = await storeTargets[0]!.fresh();
-    const importer = await openStore(db.url);
-    const service = await openStore(db.url, { statementTimeoutMs: 200 });
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let reading!: () => void;
-    const started = new Promise<void>((resolve) => (reading = resolve));
-    async function* slow(): AsyncGenerator<string> {
-      yield '{"devices": [{"id": "a", "token": "1"}';
-      reading();
-      await gate;
-      yield ']}';
-    }
-    const running = importer.admin.importStream(jsonDatasetSource(slow()));
-    await started;
-    // The service writes (auth codes) and reads while the import is reading its file.
-    await service.recordAuthCode('c', 'p', new Date());
-    assert.equal(await service.deviceToken('a'), null);
-    release();
-    await running;
-    assert.equal(await service.deviceToken('a'), '1');
-    await importer.close();
-    await service.close();
-  });
-});

@@ -16,14 +16,22 @@ const NONE: MediaType = { base: '', param: () => undefined };
 const recent = new Map<string, MediaType>();
 const RECENT_MAX = 64;
 
+/** The last header parsed: a request asks twice (the first guess, then the read), and clients repeat theirs. */
+let lastHeader: string | undefined;
+let lastMedia: MediaType = NONE;
+
 export function parseMediaType(header: string | undefined): MediaType {
   if (header === undefined) return NONE;
+  // Compared before the Map: a header string is new with every request, and the Map hashes it.
+  if (header === lastHeader) return lastMedia;
   let media = recent.get(header);
   if (media === undefined) {
     media = parse(header);
     if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!);
     recent.set(header, media);
   }
+  lastHeader = header;
+  lastMedia = media;
   return media;
 }
 

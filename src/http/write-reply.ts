@@ -36,20 +36,26 @@ const DEFAULT_STALL_MS = 30_000;
  */
 export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtras): void {
   const { body } = reply;
-  const headers: Record<string, string | number> = {
-    'Cache-Control': reply.invoked ? 'private, max-age=0' : 'private',
-  };
-  if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  if (!isStreamed(body))
-    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
-  headers['X-Request-Id'] = extras.requestId;
+  const cacheControl = reply.invoked ? 'private, max-age=0' : 'private';
+  const streamed = isStreamed(body);
+  // The usual answer's headers as one literal, in wire order: one object shape for every request
+  // rather than a shape per header added.
+  const headers: Record<string, string | number> =
+    reply.contentType !== null && !streamed
+      ? {
+          'Cache-Control': cacheControl,
+          'Content-Type': reply.contentType,
+          'Content-Length': typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body),
+          'X-Request-Id': extras.requestId,
+        }
+      : otherHeaders(reply, cacheControl, extras.requestId);
   if (extras.workerPid !== null) headers['X-Sis-Worker-Pid'] = extras.workerPid;
   if (reply.headers !== undefined) for (const [name, value] of reply.headers) headers[name] = value;
   if (extras.closeAfter) {
     headers['Connection'] = 'close';
     res.on('finish', () => res.socket?.destroySoon());
   }
-  if (isStreamed(body)) {
+  if (streamed) {
     const onEnd = extras.onEnd ?? warnOnFailure;
     // Nobody awaits the stream: should the hook itself throw, that must not end the process.
     sendStreamed(res, reply.status, headers, body, { stallMs: extras.stallTimeoutMs ?? DEFAULT_STALL_MS, onEnd }).catch(
@@ -69,6 +75,17 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };
+
+/** Headers of an answer without a content type, or streamed (no Content-Length), in the same order. */
+function otherHeaders(reply: Reply, cacheControl: string, requestId: string): Record<string, string | number> {
+  const { body } = reply;
+  const headers: Record<string, string | number> = { 'Cache-Control': cacheControl };
+  if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
+  if (!isStreamed(body))
+    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
+  headers['X-Request-Id'] = requestId;
+  return headers;
+}
 
 /** With no hook (or a hook that threw), a failure midway is at least not silent. */
 function warnOnFailure(end: ReplyEnd): void {

@@ -14,8 +14,9 @@ const ATTR = /([A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?)[ \t\n]*=[
 const DECL =
   /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.0\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
 // Characters the fast path leaves to saxes: CR (line-end normalisation), controls, non-characters
-// and surrogates (pairing rules), and `]]>` which text may not contain.
-const UNUSUAL = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]|\]\]>/;
+// and surrogates (pairing rules); and `]]>`, which text may not contain, looked for apart (one
+// alternation tried at every character measured 284 ns a GetTokenDevice envelope, these two 206).
+const UNUSUAL = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 const ENTITY = /&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));/y;
 const NAMED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const MAX_ATTRS = 32;
@@ -52,7 +53,7 @@ const MAX_HEADS = 8;
 const MAX_HEAD_CHARS = 1024;
 
 export function scanEnvelope(xml: string, paramNamespace: string): Envelope | null {
-  if (UNUSUAL.test(xml) || xml.charCodeAt(0) === 0xfeff) return null;
+  if (UNUSUAL.test(xml) || xml.includes(']]>') || xml.charCodeAt(0) === 0xfeff) return null;
   for (const head of heads) {
     // slice + === compares the characters in one block; startsWith goes character by character.
     if (xml.length > head.text.length && xml.slice(0, head.text.length) === head.text)

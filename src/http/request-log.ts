@@ -25,7 +25,7 @@ export interface LoggedRequest {
  * × bindings of them.
  */
 export class RequestLog {
-  readonly #lines = new Map<string, FixedLine>();
+  readonly #lines = new Map<string, Map<string, Map<string, FixedLine>>>();
   #successes = 0;
 
   constructor(
@@ -62,9 +62,16 @@ export class RequestLog {
     return this.successSample !== 0 && ++this.#successes % this.successSample === 0;
   }
 
+  /** By the route's own names (the contract's strings, whose hashes V8 keeps), not a key built per request. */
   private line(outcome: Outcome): FixedLine {
-    const key = `${outcome.service}\u0000${outcome.operation ?? ''}\u0000${outcome.binding ?? ''}`;
-    let line = this.#lines.get(key);
+    const service = outcome.service ?? '';
+    const operation = outcome.operation ?? '';
+    const binding = outcome.binding ?? '';
+    let operations = this.#lines.get(service);
+    if (operations === undefined) this.#lines.set(service, (operations = new Map()));
+    let bindings = operations.get(operation);
+    if (bindings === undefined) operations.set(operation, (bindings = new Map()));
+    let line = bindings.get(binding);
     if (line === undefined) {
       const child = this.log.child({
         service: outcome.service,
@@ -72,7 +79,7 @@ export class RequestLog {
         binding: outcome.binding,
       });
       line = fixedInfoLine(child, 'request');
-      this.#lines.set(key, line);
+      bindings.set(binding, line);
     }
     return line;
   }

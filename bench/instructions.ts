@@ -11,13 +11,16 @@
  * Environment: BENCH_REQUESTS (4000), BENCH_WARMUP_REQUESTS (10000: V8 compiles ours for longer than a
  *   thousand requests, and counts taken earlier are mostly the compiler's), BENCH_CONNECTIONS (4),
  *   BENCH_CPU_ROUNDS (3: CPU µs is the median of rounds of BENCH_REQUESTS × 5 each),
- *   BENCH_CALLGRIND=0 (CPU only), BENCH_NICE as for the run. Needs valgrind for the counts.
+ *   BENCH_CALLGRIND=0 (CPU only), BENCH_FUNCTIONS=N (also the N functions of the main thread that
+ *   execute most, JavaScript named through node's --perf-basic-prof), BENCH_NICE as for the run.
+ *   Needs valgrind for the counts.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuSecondsOf } from './load/proc-stat.js';
+import { topFunctions } from './load/callgrind-functions.js';
 import { cores, pinSelf } from './load/processes.js';
 import { sendCount } from './load/request-count.js';
 import { median } from './report/stats.js';
@@ -41,6 +44,7 @@ const warmup = count('BENCH_WARMUP_REQUESTS', 10_000);
 const connections = count('BENCH_CONNECTIONS', 4);
 const cpuRounds = count('BENCH_CPU_ROUNDS', 3);
 const withCallgrind = env['BENCH_CALLGRIND'] !== '0';
+const functions = env['BENCH_FUNCTIONS'] === undefined ? 0 : count('BENCH_FUNCTIONS', 30);
 
 const [id = 'token-soap11', ...named] = process.argv.slice(2);
 const targets = (named.length > 0 ? named : ['ours', 'necessary']) as TargetName[];
@@ -60,6 +64,8 @@ const send = (s: Scenario, server: Server, target: TargetName, n: number): Promi
 interface Counted {
   readonly all: number;
   readonly main: number;
+  /** With BENCH_FUNCTIONS: the main thread's largest functions, instructions per request. */
+  readonly top: readonly [string, number][];
 }
 
 /**
@@ -77,7 +83,7 @@ async function instructions(c: Context, target: TargetName): Promise<Counted> {
     core: c.core.server,
     db: c.db,
     work: c.work,
-    nodeFlags: [],
+    nodeFlags: functions > 0 ? ['--perf-basic-prof'] : [],
     wrapper: ['valgrind', '--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${out}`],
     upTimeoutMs: 300_000,
   });
@@ -103,7 +109,10 @@ async function instructions(c: Context, target: TargetName): Promise<Counted> {
     return Number(summary[1]);
   };
   const counts = dumps.map(summaryOf);
-  return { all: counts.reduce((a, b) => a + b, 0) / requests, main: counts[0]! / requests };
+  const mapFile = `/tmp/perf-${server.child.pid}.map`;
+  const top = functions > 0 ? topFunctions(join(c.work, dumps[0]!), mapFile, requests, functions) : [];
+  if (functions > 0) rmSync(mapFile, { force: true });
+  return { all: counts.reduce((a, b) => a + b, 0) / requests, main: counts[0]! / requests, top };
 }
 
 /**
@@ -173,13 +182,20 @@ async function main(): Promise<void> {
     '| target | instructions/request, main thread | all threads | CPU µs/request (median) | CPU µs, each round |\n|---|---:|---:|---:|---|\n',
   );
   try {
+    const tops: [TargetName, readonly [string, number][]][] = [];
     for (const t of targets) {
       const ir = withCallgrind ? await instructions(c, t) : null;
+      if (ir !== null && ir.top.length > 0) tops.push([t, ir.top]);
       const n = (v: number | undefined): string => (v === undefined ? 'n/a' : Math.round(v).toLocaleString('en-US'));
       const cpu = await cpuPerRequest(c, t);
       process.stdout.write(
         `| ${t} | ${n(ir?.main)} | ${n(ir?.all)} | ${cpu.median.toFixed(1)} | ${cpu.all.map((v) => v.toFixed(1)).join(', ')} |\n`,
       );
+    }
+    for (const [t, top] of tops) {
+      process.stdout.write(`\n${t}: the main thread's ${top.length} largest functions, own instructions a request\n\n`);
+      for (const [name, perRequest] of top)
+        process.stdout.write(`${Math.round(perRequest).toString().padStart(8)}  ${name}\n`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -10,32 +10,28 @@ import { describe, it } from 'node:test';
 import { runToExit } from '../helpers/serve-process.js';
 import { assertOneLine, newDir, NOBODY, NOBODY_SKIP, realDatabase } from '../helpers/startup-failure.js';
 
+/** `sis serve` as nobody on the SQLite file `path`: refused at start with exit 77 and `line`. */
+async function refusedAsNobody(path: string, line: string): Promise<void> {
+  const exit = await runToExit(`sqlite:${path}`, {}, { user: NOBODY });
+  assertOneLine(exit, 77, 'ERR_DB_ACCESS', new RegExp(`^sis serve: cannot start: ${line}`));
+}
+
 describe('start-up failures: permissions of the service user (nobody)', { skip: NOBODY_SKIP }, () => {
   it('a directory the user cannot enter: the directory and the permission (77)', async () => {
     const dir = newDir();
     await realDatabase(join(dir, 'sis.db'));
     chmodSync(dir, 0o700); // root's alone
-    const exit = await runToExit(`sqlite:${join(dir, 'sis.db')}`, {}, { user: NOBODY });
-    assertOneLine(
-      exit,
-      77,
-      'ERR_DB_ACCESS',
-      new RegExp(
-        `^sis serve: cannot start: the directory ${dir} cannot be entered by user nobody \\(uid 65534\\) \\(no search permission\\)`,
-      ),
+    await refusedAsNobody(
+      join(dir, 'sis.db'),
+      `the directory ${dir} cannot be entered by user nobody \\(uid 65534\\) \\(no search permission\\)`,
     );
   });
 
   it('a directory the user cannot write: SQLite must create its files there (77)', async () => {
     const dir = newDir(); // root's, 755
-    const exit = await runToExit(`sqlite:${join(dir, 'sis.db')}`, {}, { user: NOBODY });
-    assertOneLine(
-      exit,
-      77,
-      'ERR_DB_ACCESS',
-      new RegExp(
-        `^sis serve: cannot start: the directory ${dir} is not writable by user nobody \\(uid 65534\\): SQLite creates sis\\.db, sis\\.db-wal and sis\\.db-shm there; give it to the user \\(chown nobody ${dir}\\)`,
-      ),
+    await refusedAsNobody(
+      join(dir, 'sis.db'),
+      `the directory ${dir} is not writable by user nobody \\(uid 65534\\): SQLite creates sis\\.db, sis\\.db-wal and sis\\.db-shm there; give it to the user \\(chown nobody ${dir}\\)`,
     );
   });
 
@@ -44,14 +40,9 @@ describe('start-up failures: permissions of the service user (nobody)', { skip: 
     chownSync(dir, NOBODY.uid, NOBODY.gid);
     const path = join(dir, 'sis.db');
     await realDatabase(path); // root's file, 644
-    const exit = await runToExit(`sqlite:${path}`, {}, { user: NOBODY });
-    assertOneLine(
-      exit,
-      77,
-      'ERR_DB_ACCESS',
-      new RegExp(
-        `^sis serve: cannot start: the database file ${path} is not writable by user nobody \\(uid 65534\\): give it to the user`,
-      ),
+    await refusedAsNobody(
+      path,
+      `the database file ${path} is not writable by user nobody \\(uid 65534\\): give it to the user`,
     );
   });
 

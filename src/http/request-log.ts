@@ -4,6 +4,7 @@ import { databaseCondition } from '../store/db-errors.js';
 import { fixedInfoLine } from '../logging/fixed-line.js';
 import type { FixedLine } from '../logging/fixed-line.js';
 import type { Logger } from '../logging/logger.js';
+import { RouteTree } from '../observe/route-tree.js';
 import type { ReplyEnd } from './write-reply.js';
 
 /** What a request line needs of the exchange. */
@@ -25,13 +26,21 @@ export interface LoggedRequest {
  * × bindings of them.
  */
 export class RequestLog {
-  readonly #lines = new Map<string, Map<string, Map<string, FixedLine>>>();
+  /** Each route's line, made on its first request. */
+  readonly #lines: RouteTree<FixedLine>;
   #successes = 0;
 
   constructor(
     private readonly log: Logger,
     private readonly successSample: number,
-  ) {}
+  ) {
+    this.#lines = new RouteTree((service, operation, binding) =>
+      fixedInfoLine(
+        log.child({ service, operation: operation || undefined, binding: binding || undefined }),
+        'request',
+      ),
+    );
+  }
 
   write(req: LoggedRequest, outcome: Outcome, seconds: number, end: ReplyEnd): void {
     const { log } = this;
@@ -51,7 +60,11 @@ export class RequestLog {
     } else if (log.isLevelEnabled('info') && this.sampled(outcome.reply.status)) {
       if (outcome.service === undefined) log.info(entry(req, outcome, seconds), 'request');
       else
-        this.line(outcome)(
+        this.#lines.get(
+          outcome.service,
+          outcome.operation ?? '',
+          outcome.binding ?? '',
+        )(
           `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"status":${outcome.reply.status},"ms":${ms(seconds)}`,
         );
     }
@@ -60,28 +73,6 @@ export class RequestLog {
   private sampled(status: number): boolean {
     if (status >= 400 || this.successSample === 1) return true;
     return this.successSample !== 0 && ++this.#successes % this.successSample === 0;
-  }
-
-  /** By the route's own names (the contract's strings, whose hashes V8 keeps), not a key built per request. */
-  private line(outcome: Outcome): FixedLine {
-    const service = outcome.service ?? '';
-    const operation = outcome.operation ?? '';
-    const binding = outcome.binding ?? '';
-    let operations = this.#lines.get(service);
-    if (operations === undefined) this.#lines.set(service, (operations = new Map()));
-    let bindings = operations.get(operation);
-    if (bindings === undefined) operations.set(operation, (bindings = new Map()));
-    let line = bindings.get(binding);
-    if (line === undefined) {
-      const child = this.log.child({
-        service: outcome.service,
-        operation: outcome.operation,
-        binding: outcome.binding,
-      });
-      line = fixedInfoLine(child, 'request');
-      bindings.set(binding, line);
-    }
-    return line;
   }
 }
 

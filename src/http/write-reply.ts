@@ -45,7 +45,7 @@ export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtra
       ? {
           'Cache-Control': cacheControl,
           'Content-Type': reply.contentType,
-          'Content-Length': typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body),
+          'Content-Length': contentLength(body),
           'X-Request-Id': extras.requestId,
         }
       : otherHeaders(reply, cacheControl, extras.requestId);
@@ -81,8 +81,7 @@ function otherHeaders(reply: Reply, cacheControl: string, requestId: string): Re
   const { body } = reply;
   const headers: Record<string, string | number> = { 'Cache-Control': cacheControl };
   if (reply.contentType !== null) headers['Content-Type'] = reply.contentType;
-  if (!isStreamed(body))
-    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : byteLength(body);
+  if (!isStreamed(body)) headers['Content-Length'] = contentLength(body);
   headers['X-Request-Id'] = requestId;
   return headers;
 }
@@ -94,8 +93,10 @@ function warnOnFailure(end: ReplyEnd): void {
   process.emitWarning(`a streamed answer failed midway and its connection was cut: ${message}`, 'StreamedReplyWarning');
 }
 
-function byteLength(pieces: readonly Buffer[]): number {
+/** The bytes of an answer held whole: a string's UTF-8, or its pieces'. */
+function contentLength(body: string | readonly Buffer[]): number {
+  if (typeof body === 'string') return Buffer.byteLength(body, 'utf8');
   let n = 0;
-  for (const piece of pieces) n += piece.length;
+  for (const piece of body) n += piece.length;
   return n;
 }

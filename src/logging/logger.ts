@@ -61,10 +61,9 @@ export function createLogger(
  * stdout through pino's own SonicBoom destination instead of `process.stdout`, whose every line is
  * a write(2) of its own. Buffered, lines are gathered (LineBatch) up to LOG_BUFFER_BYTES and
  * written by one write of ~16 lines, and a timer writes what waits after LOG_FLUSH_MS when traffic
- * is light. The
- * writes are synchronous: measured on one core, SonicBoom's asynchronous mode cost more (2.9 µs a
- * line against 2.0: each write is a trip through libuv's thread pool on the same core) and
- * lengthened the tail, and a reader that stops reading blocks the process exactly as
+ * is light. The writes are synchronous: measured on one core, SonicBoom's asynchronous mode cost
+ * more (2.9 µs a line against 2.0: each write is a trip through libuv's thread pool on the same
+ * core) and lengthened the tail, and a reader that stops reading blocks the process exactly as
  * `process.stdout` on a pipe does. What is buffered is lost only if the process is killed outright
  * (`kill -9`, the OOM killer): a stop, a fatal start-up error and an uncaught exception write it
  * out first (`flushLog`, and the exit hook below). Unbuffered, every line is one write, whole:

@@ -7,6 +7,7 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { Service } from '../operations/index.js';
+import { RouteTree } from './route-tree.js';
 
 export const BINDINGS = ['soap11', 'soap12', 'httpget', 'httppost'] as const;
 
@@ -34,13 +35,26 @@ interface Value {
 
 /** The request counter and duration histogram over one set of series. */
 export class RequestMetrics {
-  private readonly tree = new Map<string, Map<string, Map<string, Series>>>();
   private readonly all: Series[] = [];
+  private readonly tree = new RouteTree<Series>((service, operation, binding) => {
+    const s: Series = {
+      service,
+      operation,
+      binding,
+      statuses: new Map(),
+      buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+      sum: 0,
+      count: 0,
+    };
+    this.all.push(s);
+    return s;
+  });
   inFlight = 0;
 
   /** Creates the series of every service × operation × binding now, so requests find them ready. */
   constructor(services: readonly Service[] = []) {
-    for (const s of services) for (const op of s.operations) for (const b of BINDINGS) this.series(s.name, op.name, b);
+    for (const s of services)
+      for (const op of s.operations) for (const b of BINDINGS) this.tree.get(s.name, op.name, b);
   }
 
   observe(
@@ -50,39 +64,13 @@ export class RequestMetrics {
     status: number,
     seconds: number,
   ): void {
-    const s =
-      this.tree
-        .get(service ?? '')
-        ?.get(operation ?? '')
-        ?.get(binding ?? '') ?? this.series(service ?? '', operation ?? '', binding ?? '');
+    const s = this.tree.get(service ?? '', operation ?? '', binding ?? '');
     s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
     let i = 0;
     while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
     s.buckets[i]!++;
     s.sum += seconds;
     s.count++;
-  }
-
-  private series(service: string, operation: string, binding: string): Series {
-    let ops = this.tree.get(service);
-    if (ops === undefined) this.tree.set(service, (ops = new Map()));
-    let bindings = ops.get(operation);
-    if (bindings === undefined) ops.set(operation, (bindings = new Map()));
-    let s = bindings.get(binding);
-    if (s === undefined) {
-      s = {
-        service,
-        operation,
-        binding,
-        statuses: new Map(),
-        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
-        sum: 0,
-        count: 0,
-      };
-      bindings.set(binding, s);
-      this.all.push(s);
-    }
-    return s;
   }
 
   /** The counter in prom-client's metric shape (series never used are left out). */

@@ -7,9 +7,12 @@
  * no limits: what ours reaches against it is what all the rest costs.
  *
  * Usage: PORT=N node dist/bench/targets/necessary-server.js SQLITE_FILE ROUTES.json
+ * NECESSARY_SPIN_US=N adds N µs of pure CPU work (a busy wait) to each answer: what bench/budget.ts
+ * weighs ours against (how many µs of extra work a request the throughput of ours corresponds to).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import BetterSqlite3 from 'better-sqlite3';
 import { xmlText } from '../scenarios/asmx-xml.js';
@@ -57,6 +60,14 @@ const storeCode = db.transaction((code: string, phone: string) => {
   insertCode.run(code, phone, at);
   insertMessage.run(phone, code, SMS_MESSAGE.replace('{code}', code), at, at);
 });
+
+const SPIN_MS = Number(process.env['NECESSARY_SPIN_US'] ?? 0) / 1000;
+
+/** The extra work asked for: the clock read in a loop, no memory touched. */
+function spin(): void {
+  const until = performance.now() + SPIN_MS;
+  while (performance.now() < until);
+}
 
 const escapeText = (v: string): string => (/[&<>]/.test(v) ? xmlText(v) : v);
 
@@ -141,6 +152,7 @@ for (const [path, r] of Object.entries(JSON.parse(readFileSync(routesFile, 'utf8
   });
 
 function answer(res: ServerResponse, route: Route, query: string, body: string): void {
+  if (SPIN_MS > 0) spin();
   let text: string;
   try {
     text = route.handle(route.from === 'soap' ? soapParams(body) : formParams(route.from === 'query' ? query : body));

@@ -62,6 +62,10 @@ function pooledReads(db: Kysely<Database>): EngineReads {
   };
   return {
     rows: <R>(source: string, parameters: readonly unknown[]) => read<R>(CompiledQuery.raw(source, [...parameters])),
+    async value(source, parameters) {
+      const [row] = await read<Record<string, unknown>>(CompiledQuery.raw(source, [...parameters]));
+      return row === undefined ? undefined : Object.values(row)[0];
+    },
     async arrays(query) {
       const rows = await read<Record<string, unknown>>(query);
       return rows.map((row) => Object.values(row));

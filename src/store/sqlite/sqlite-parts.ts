@@ -13,6 +13,7 @@ import { sqliteDataVersion } from './sqlite-data-version.js';
 import { sqlite } from './sqlite-dialect.js';
 import type { SqliteReaders } from './sqlite-readers.js';
 import { sqliteRetention } from './sqlite-retention.js';
+import { valueReader } from './sqlite-statement-cache.js';
 
 /** Most streamed lists read at once, each on a read-only connection of its own. */
 export const SNAPSHOT_SLOTS = 4;
@@ -36,7 +37,7 @@ export function sqliteParts(connections: SqliteConnections, migrationsApplied: r
     dialect: sqlite,
     lockScope: '',
     migrationsApplied,
-    reads: directReads(direct),
+    reads: directReads(direct, valueReader(database)),
     authCode: sqliteAuthCodeWriter(database),
     dataVersion: sqliteDataVersion(direct),
     retention: sqliteRetention(database),
@@ -57,12 +58,14 @@ export function sqliteParts(connections: SqliteConnections, migrationsApplied: r
  */
 function directReads(
   direct: (source: string, parameters: readonly unknown[], arrays: boolean) => unknown[],
+  value: (source: string, parameters: readonly unknown[]) => unknown,
 ): EngineReads {
   return {
     rows<R>(source: string, parameters: readonly unknown[]): R[] {
       // No query object, no driver queue, no promise: the rows at once.
       return direct(source, parameters, false) as R[];
     },
+    value,
     async arrays(query) {
       return direct(query.sql, query.parameters, true) as unknown[][];
     },

@@ -139,6 +139,15 @@ describe('envelope scanner agrees with the full reader', () => {
       null,
       'an attribute on a parameter still declines',
     );
+    // After a kept head, only the rest is looked at for what the fast path leaves to saxes.
+    for (const [text, why] of [
+      ['a\rb', 'a CR'],
+      ['a\u0001b', 'a control character'],
+      ['\uD800', 'a lone surrogate'],
+      ['a]]>b', '`]]>`'],
+    ])
+      assert.equal(scanEnvelope(`${head}<id>${text}</id>${tail}`, NS), null, `${why} after a kept head declines`);
+    assert.equal(scanEnvelope(`${head}<id>1</id>${tail}\r\n`, NS), null, 'a CR at the very end declines');
     const read = scanEnvelope(`${head}<id>2</id>${tail}`, NS)!;
     assert.equal(read.params.get('id')?.text, '2');
     assert.deepEqual(read.bodyElement, { ns: NS, local: 'GetTokenDevice' });

@@ -125,7 +125,15 @@ describe('outbox across processes', () => {
           gateway.received.some((r) => r.status === 500),
           'some attempts failed and were retried',
         );
-        const workers = [a, b].map((i) => i.lines.filter((l) => l.includes('"outbox: delivered"')).length);
+        // Log lines reach stdout in batches, at most LOG_FLUSH_MS after they are written.
+        const workers = await eventually(
+          () => {
+            const counts = [a, b].map((i) => i.lines.filter((l) => l.includes('"outbox: delivered"')).length);
+            return counts[0]! + counts[1]! >= N ? counts : undefined;
+          },
+          5_000,
+          'a log line for every delivery',
+        );
         assert.equal(workers[0]! + workers[1]!, N);
         t.diagnostic(`delivered by instance a: ${workers[0]}, b: ${workers[1]}`);
       } finally {

@@ -220,10 +220,6 @@ function readEnvelopeOrError(body: Buffer, media: MediaType, routes: ServiceRout
 
 /** ASMX's GetRequestElement: the first element in Body names the operation. */
 export function routeByBodyElement(routes: ServiceRoutes, envelope: Envelope): Routed {
-  // Errors while peeking are not SOAP exceptions in ASMX: they become Server faults.
-  const server = (reason: string): Routed => ({
-    error: new SoapFaultError('Server', `${UNABLE_TO_PROCESS} ---> ${reason}`),
-  });
   if (envelope.error !== null && envelope.error.beforeBody) return server(envelope.error.message);
   if (envelope.root === null) return server('Root element is missing.');
   if (envelope.root.local !== 'Envelope') return server(MISSING_ENVELOPE);
@@ -231,6 +227,11 @@ export function routeByBodyElement(routes: ServiceRoutes, envelope: Envelope): R
   const el = envelope.bodyElement;
   if (el === null || el.ns !== routes.namespace) return {};
   return { op: routes.byElement.get(el.local) };
+}
+
+/** Errors while peeking are not SOAP exceptions in ASMX: they become Server faults. */
+function server(reason: string): Routed {
+  return { error: new SoapFaultError('Server', `${UNABLE_TO_PROCESS} ---> ${reason}`) };
 }
 
 function internal(): ServiceError {

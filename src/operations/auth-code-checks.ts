@@ -34,10 +34,11 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       at,
       message: ctx.authCodes.message(code),
       maxPerHour,
-      ...(admission === undefined
-        ? {}
-        : { backoff: admission.backoff, country: admission.reading.country, counters: admission.counters }),
-      ...(dryRun ? { dryRun } : {}),
+      // Every field written, absent ones undefined: conditional spreads here cost about a µs.
+      backoff: admission?.backoff,
+      country: admission?.reading.country,
+      counters: admission?.counters,
+      dryRun,
     });
   } finally {
     // Told even when the write failed: counters taken for the code are given back.

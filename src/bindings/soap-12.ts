@@ -32,7 +32,7 @@ export const SOAP12_RULES: SoapRules = {
     const byAction = action === undefined ? undefined : routes.byAction.get(action);
     if (byAction !== undefined) return { op: byAction };
     const peek = routeByBodyElement(routes, envelope);
-    // Spelled out rather than spread: one object shape, measured 0.3 µs cheaper a request.
+    // Spelled out, not spread: a spread on the request path is dear (see withCaller, dispatch.ts).
     if (peek.error !== undefined || peek.op !== undefined) return { op: peek.op, error: peek.error, peeked: true };
     const message =
       action === undefined

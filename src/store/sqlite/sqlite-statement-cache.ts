@@ -28,7 +28,8 @@ const unshared = new WeakMap<BetterSqlite3.Database, (source: string) => BetterS
 
 /**
  * Single values by key (`pluck` mode) on statements of their own: a mode set on a shared
- * statement would stay for the next caller of the same SQL (Kysely sets none).
+ * statement would stay for the next caller of the same SQL (Kysely sets none). Keyed by the
+ * store's own compiled queries, a handful, so the map needs no bound.
  */
 export function valueReader(
   database: BetterSqlite3.Database,

@@ -18,7 +18,6 @@ import type { ShadowStore } from '../store/shadow-types.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
-import { serviceFiles } from './request-shape.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';
 
@@ -78,7 +77,6 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const dispatcher = new ShadowDispatcher({
     settings,
     basePath: config.basePath,
-    files: serviceFiles(services),
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,

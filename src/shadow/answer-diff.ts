@@ -5,7 +5,6 @@
  * set aside (and HTML error pages compared by status and content type only: ours are not the
  * legacy framework's). Anything else is `different`, with the paths where the answers part.
  */
-import { createHash } from 'node:crypto';
 import type { ShadowPath } from '../store/shadow-types.js';
 import type { Captured } from './capture.js';
 import { clip, diffTrees, MAX_PATHS } from './xml-diff.js';
@@ -13,7 +12,7 @@ import { parseTree } from '../xml/xml-tree.js';
 
 export type Comparison =
   | { readonly result: 'identical' | 'equivalent' }
-  | { readonly result: 'different'; readonly paths: readonly ShadowPath[]; readonly kind: string };
+  | { readonly result: 'different'; readonly paths: readonly ShadowPath[] };
 
 export function compareAnswers(legacy: Captured, ours: Captured, metadata: boolean): Comparison {
   if (
@@ -32,13 +31,7 @@ export function compareAnswers(legacy: Captured, ours: Captured, metadata: boole
     paths.push({ path: 'header:Cache-Control', legacy: legacy.cacheControl, ours: ours.cacheControl });
   if (!isHtmlError(legacy) || !isHtmlError(ours)) paths.push(...bodyPaths(legacy.body, ours.body, metadata));
   if (paths.length === 0) return { result: 'equivalent' };
-  return { result: 'different', paths: paths.slice(0, MAX_PATHS), kind: kindOf(paths) };
-}
-
-/** The kind of a difference: its paths without positions, so the same fault in every row is one kind. */
-export function kindOf(paths: readonly ShadowPath[]): string {
-  const shapes = [...new Set(paths.map((p) => p.path.replace(/\[\d+\]/g, '')))].sort();
-  return createHash('sha256').update(shapes.join('\n')).digest('hex').slice(0, 16);
+  return { result: 'different', paths: paths.slice(0, MAX_PATHS) };
 }
 
 function bodyPaths(legacyBody: Buffer, ourBody: Buffer, metadata: boolean): ShadowPath[] {

@@ -4,6 +4,7 @@
  * batches too, one message per turn of this thread's event loop rather than one per exchange.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { AcceptRule } from './accepted.js';
 import type { CompareJob, Verdict } from './in-process-comparer.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import type { LegacyClientOptions } from './legacy-client.js';
@@ -14,7 +15,9 @@ export interface WorkerSettings {
   readonly client: LegacyClientOptions;
 }
 
-export type JobMessage = readonly { readonly id: number; readonly job: CompareJob }[];
+/** Jobs, or the accepted differences from now on. */
+export type JobMessage =
+  readonly { readonly id: number; readonly job: CompareJob }[] | { readonly rules: readonly AcceptRule[] };
 /** Verdicts, or `ready` once, when this thread has loaded and takes jobs. */
 export type VerdictMessage = readonly { readonly id: number; readonly verdict: Verdict }[] | 'ready';
 
@@ -32,8 +35,9 @@ const send = (): void => {
   port.postMessage(batch satisfies VerdictMessage);
 };
 
-port.on('message', (jobs: JobMessage) => {
-  for (const { id, job } of jobs) {
+port.on('message', (message: JobMessage) => {
+  if ('rules' in message) return comparer.setRules(message.rules);
+  for (const { id, job } of message) {
     void comparer
       .compare(revive(job))
       // A comparison that fails (a bug of ours) is skipped and told, not the end of this thread.

@@ -4,12 +4,15 @@
  * `ThreadedComparer` (threaded-comparer.ts) hands it to a worker thread, so the HTTP client and the
  * comparison cost the thread that answers clients almost nothing.
  */
+import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
 import type { JudgedExchange, Judgement } from './judgement.js';
 import { judge } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
 
 export interface CompareJob {
+  /** Our answer's labels (those of the metrics and the access log). */
+  readonly labels: ComparisonLabels;
   readonly forward: ForwardRequest;
   /** The request as an example shows it (its URL as the client sent it). */
   readonly url: string;
@@ -38,11 +41,19 @@ export interface Comparer {
    * comparison would fail at once (legacy-failed), so the caller counts it so without a job.
    */
   paused(): boolean;
+  /** The accepted differences from now on (they change while the service runs). */
+  setRules(rules: readonly AcceptRule[]): void;
   close(): Promise<void>;
 }
 
 export class InProcessComparer implements Comparer {
+  #rules: readonly AcceptRule[] = [];
+
   constructor(private readonly legacy: LegacyClient) {}
+
+  setRules(rules: readonly AcceptRule[]): void {
+    this.#rules = rules;
+  }
 
   async ready(): Promise<void> {}
 
@@ -50,12 +61,16 @@ export class InProcessComparer implements Comparer {
     const result = await this.legacy.send(job.forward);
     const { forward } = job;
     const exchange: JudgedExchange = {
+      labels: job.labels,
       request: { method: forward.method, url: job.url, rawHeaders: forward.rawHeaders, body: forward.body },
       ours: job.ours,
       metadata: job.metadata,
       personal: job.personal,
     };
-    const verdict = { judgement: judge(result, exchange), seconds: result.ok ? result.answer.seconds : result.seconds };
+    const verdict = {
+      judgement: judge(result, exchange, this.#rules),
+      seconds: result.ok ? result.answer.seconds : result.seconds,
+    };
     const pausedMs = result.ok ? 0 : this.legacy.pausedForMs();
     return pausedMs > 0 ? { ...verdict, pausedMs } : verdict;
   }

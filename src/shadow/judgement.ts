@@ -4,6 +4,8 @@
  * comparison worker in compare mode) and only the verdict travels back.
  */
 import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
+import { applyRules } from './accepted.js';
+import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
 import { compareAnswers } from './answer-diff.js';
 import type { ExampleRequest } from './example.js';
@@ -15,9 +17,12 @@ export interface Judgement {
   /** For `different`: the kind of difference and an example of it (masked where `personal`). */
   readonly kind: string | null;
   readonly example: ShadowExample | null;
+  /** The accepted differences' rules that matched (their hits), if any. */
+  readonly rules?: readonly number[];
 }
 
 export interface JudgedExchange {
+  readonly labels: ComparisonLabels;
   readonly request: ExampleRequest;
   /** Null when ours could not be captured (too large, cut short): the exchange is skipped. */
   readonly ours: Captured | null;
@@ -27,15 +32,22 @@ export interface JudgedExchange {
   readonly personal: boolean;
 }
 
-export function judge(result: LegacyResult, exchange: JudgedExchange): Judgement {
+/**
+ * A `different` whose every path an accepted difference covers is `accepted` (no example kept);
+ * one with paths left is `different`, its kind and example made of those paths only.
+ */
+export function judge(result: LegacyResult, exchange: JudgedExchange, rules: readonly AcceptRule[]): Judgement {
   const { ours } = exchange;
   if (!result.ok) return { result: 'legacy-failed', kind: null, example: null };
   if (ours === null) return { result: 'skipped', kind: null, example: null };
   const legacy = capturedOf(result.answer);
   const comparison = compareAnswers(legacy, ours, exchange.metadata);
   if (comparison.result !== 'different') return { result: comparison.result, kind: null, example: null };
-  const example = buildExample(exchange.request, legacy, ours, comparison.paths, exchange.personal);
-  return { result: 'different', kind: comparison.kind, example };
+  const accepted = applyRules(exchange.labels, comparison.paths, rules);
+  const matched = accepted.matched.length === 0 ? {} : { rules: accepted.matched };
+  if (accepted.kind === null) return { result: 'accepted', kind: null, example: null, ...matched };
+  const example = buildExample(exchange.request, legacy, ours, accepted.paths, exchange.personal);
+  return { result: 'different', kind: accepted.kind, example, ...matched };
 }
 
 export function capturedOf(answer: LegacyAnswer): Captured {

@@ -27,6 +27,8 @@ export interface RecorderOptions {
 
 export class ShadowRecorder {
   #counts = new Map<string, { -readonly [K in keyof ShadowCount]: ShadowCount[K] }>();
+  /** Comparisons each accepted difference's rule matched since the last flush, by rule id. */
+  #hits = new Map<number, number>();
   #full = new Set<string>();
   #keeping = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -63,6 +65,10 @@ export class ShadowRecorder {
     const row = this.#counts.get(key);
     if (row !== undefined) row.count++;
     else this.#counts.set(key, { service, operation, binding, result, kind, count: 1 });
+  }
+
+  ruleHits(ids: readonly number[]): void {
+    for (const id of ids) this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
   }
 
   legacyAnswered(seconds: number): void {
@@ -103,9 +109,13 @@ export class ShadowRecorder {
     // Kinds full at the last look may have room again (retention, `sis shadow reset`).
     this.#full.clear();
     const store = this.store;
-    if (store === null || this.#counts.size === 0) return;
+    if (store === null || (this.#counts.size === 0 && this.#hits.size === 0)) return;
     const taken = this.#counts;
     this.#counts = new Map();
+    // Hits are a rule's tally for an operator, not a record: lost, not retried, if the write fails.
+    const hits = this.#hits;
+    this.#hits = new Map();
+    store.addRuleHits(hits).catch((err: unknown) => this.log.warn({ err }, 'shadow: rule hits could not be stored'));
     try {
       await store.addCounts(new Date(), [...taken.values()]);
       if (this.#failing) this.log.info('shadow: comparison counts are stored again');

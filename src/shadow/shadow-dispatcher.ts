@@ -21,6 +21,7 @@ import type { Reply } from '../reply/reply.js';
 import type { ShadowSettings } from '../config/config.js';
 import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
+import type { AcceptRule } from './accepted.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
 import type { Comparer } from './in-process-comparer.js';
@@ -44,6 +45,8 @@ export interface ShadowParts {
   readonly comparer: Comparer;
   readonly recorder: ShadowRecorder;
   readonly log: Logger;
+  /** The accepted differences now (legacy mode judges on this thread). */
+  readonly rules: () => readonly AcceptRule[];
   /** Told of each fail-over (the metric). */
   readonly failedOver?: (answer: 'ours' | 'bad-gateway') => void;
   /** Whether this request is compared (SIS_SHADOW_SAMPLE); injectable for tests. */
@@ -138,6 +141,7 @@ export class ShadowDispatcher {
     // A body we refused, or an answer too large to compare: the legacy service is not asked.
     if (body === undefined || ours === null) return this.skipped(labels);
     const verdict = await this.parts.comparer.compare({
+      labels,
       forward: this.forwardOf(ex, route, body),
       url: ex.url,
       ours,
@@ -225,7 +229,8 @@ export class ShadowDispatcher {
   ): void {
     const request = { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body };
     const metadata = labels.binding === 'metadata';
-    this.apply(labels, judge(result, { request, ours, metadata, personal: route?.service.writes === true }));
+    const personal = route?.service.writes === true;
+    this.apply(labels, judge(result, { labels, request, ours, metadata, personal }, this.parts.rules()));
   }
 
   private skipped(labels: Labels): void {
@@ -235,6 +240,7 @@ export class ShadowDispatcher {
   private apply(labels: Labels, judgement: Judgement): void {
     const { service, operation, binding } = labels;
     const { result, kind, example } = judgement;
+    if (judgement.rules !== undefined) this.parts.recorder.ruleHits(judgement.rules);
     if (result !== 'different' || kind === null || example === null)
       return this.parts.recorder.count(service, operation, binding, result);
     this.parts.recorder.different({ service, operation, binding, kind }, () => example);

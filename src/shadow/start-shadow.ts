@@ -15,6 +15,7 @@ import type { Pruner, PruneStep } from '../outbox/pruner.js';
 import type { OperationContext } from '../operations/context.js';
 import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
+import { RuleWatch } from './accepted.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
@@ -74,6 +75,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
       : new InProcessComparer(legacy);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
+  const rules = new RuleWatch(store, log, (current) => comparer.setRules(current));
   const dispatcher = new ShadowDispatcher({
     settings,
     basePath: config.basePath,
@@ -82,6 +84,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     legacy,
     comparer,
     recorder,
+    rules: () => rules.current,
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
   });
@@ -94,11 +97,12 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   return {
     answerer: dispatcher,
     dispatcher,
-    ready: comparer.ready(),
+    ready: Promise.all([comparer.ready(), rules.start()]).then(() => undefined),
     async stop() {
       // Comparisons still waiting for the legacy service end within its time-out: counted, then flushed.
       const until = Date.now() + settings.timeoutMs + 1000;
       while (dispatcher.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      rules.stop();
       await recorder.stop();
       await comparer.close();
       legacy.close();

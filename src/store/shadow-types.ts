@@ -4,16 +4,37 @@
  * what to count and keep; the store only adds, bounds, reports and prunes.
  */
 
-/** How one comparison ended. */
-export type ShadowResult = 'identical' | 'equivalent' | 'different' | 'legacy-failed' | 'skipped';
+/** How one comparison ended (`accepted`: every path where it differed is an accepted difference). */
+export type ShadowResult = 'identical' | 'equivalent' | 'accepted' | 'different' | 'legacy-failed' | 'skipped';
 
 export const SHADOW_RESULTS: readonly ShadowResult[] = [
   'identical',
   'equivalent',
+  'accepted',
   'different',
   'legacy-failed',
   'skipped',
 ];
+
+/**
+ * An accepted difference (`sis shadow accept`): a kind as the report names it, or a path pattern
+ * (`*` one step, no positions or keys) within an optional service file, operation and binding.
+ */
+export interface ShadowRuleSpec {
+  readonly kind: string | null;
+  readonly path: string | null;
+  readonly service: string | null;
+  readonly operation: string | null;
+  readonly binding: string | null;
+  readonly note: string;
+}
+
+export interface ShadowRule extends ShadowRuleSpec {
+  readonly id: number;
+  readonly createdAt: string;
+  /** Comparisons it accepted, from every instance. */
+  readonly hits: number;
+}
 
 /** Comparisons of one group; null where there is none (a request naming no service or operation). */
 export interface ShadowCount {
@@ -81,6 +102,14 @@ export interface ShadowStore {
   counts(since: Date): Promise<ShadowCount[]>;
   /** The first example kept of each kind since `since`. */
   examples(since: Date): Promise<ShadowKindExample[]>;
+  /** Adds a rule; returns its id. */
+  addRule(rule: ShadowRuleSpec, at: Date): Promise<number>;
+  /** Every rule, oldest first, with its hits. */
+  rules(): Promise<ShadowRule[]>;
+  /** Removes one rule; false when there is none of that id. */
+  removeRule(id: number): Promise<boolean>;
+  /** Adds comparisons accepted to each rule's hits (a rule removed meanwhile is passed over). */
+  addRuleHits(hits: ReadonlyMap<number, number>): Promise<void>;
   /** Removes every count and example; returns the examples removed. */
   reset(): Promise<number>;
   /** Removes up to `limit` examples, and up to `limit` minutes of counts, older than `before`; returns how many rows. */

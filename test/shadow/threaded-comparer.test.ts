@@ -20,6 +20,7 @@ const log = { error: (_fields: unknown, message: string) => void errors.push(mes
 
 function job(ours: string, body: Buffer | null = null): CompareJob {
   return {
+    labels: { service: 'Svc', operation: 'Op', binding: 'httpget' },
     forward: {
       method: body === null ? 'GET' : 'POST',
       relativeUrl: 'Svc.asmx/Op',

@@ -216,6 +216,27 @@ export const migrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    version: 8,
+    name: 'beside the legacy service: accepted differences',
+    async up(db, dialect) {
+      // A rule accepts a kind of difference (its id as the report names it) or a path pattern,
+      // optionally within a service file, operation or binding ('' for any); `hits` adds up the
+      // comparisons it accepted, from every instance.
+      await db.schema
+        .createTable('shadow_rules')
+        .addColumn('id', dialect.ddl.bigint, (c) => dialect.ddl.generatedKey(c))
+        .addColumn('created_at', dialect.ddl.timestamp, (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('service', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('binding', 'text', (c) => c.notNull())
+        .addColumn('note', 'text', (c) => c.notNull())
+        .addColumn('hits', dialect.ddl.bigint, (c) => c.notNull())
+        .execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -146,6 +146,20 @@ export interface ShadowDifferencesTable {
   example: string;
 }
 
+/** Accepted differences (`sis shadow accept`): a kind or a path pattern ('' where not given). */
+export interface ShadowRulesTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  kind: string;
+  path: string;
+  service: string;
+  operation: string;
+  binding: string;
+  note: string;
+  /** bigint on PostgreSQL: read back as a string. */
+  hits: number | string;
+}
+
 export interface Database {
   students: StudentsTable;
   devices: DevicesTable;
@@ -162,4 +176,5 @@ export interface Database {
   sis_data_versions: DataVersionsTable;
   shadow_counts: ShadowCountsTable;
   shadow_differences: ShadowDifferencesTable;
+  shadow_rules: ShadowRulesTable;
 }

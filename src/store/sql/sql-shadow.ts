@@ -13,6 +13,8 @@ import type {
   ShadowExample,
   ShadowKindExample,
   ShadowResult,
+  ShadowRule,
+  ShadowRuleSpec,
   ShadowStore,
 } from '../shadow-types.js';
 
@@ -130,6 +132,56 @@ export class SqlShadow implements ShadowStore {
       kind: r.kind,
       example: JSON.parse(r.example) as ShadowExample,
     }));
+  }
+
+  async addRule(rule: ShadowRuleSpec, at: Date): Promise<number> {
+    const row = await this.db
+      .insertInto('shadow_rules')
+      .values({
+        created_at: at.toISOString(),
+        kind: rule.kind ?? '',
+        path: rule.path ?? '',
+        service: rule.service ?? '',
+        operation: rule.operation ?? '',
+        binding: rule.binding ?? '',
+        note: rule.note,
+        hits: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  async rules(): Promise<ShadowRule[]> {
+    const rows = await this.db.selectFrom('shadow_rules').selectAll().orderBy('id').execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      createdAt: new Date(r.created_at).toISOString(),
+      kind: orNull(r.kind),
+      path: orNull(r.path),
+      service: orNull(r.service),
+      operation: orNull(r.operation),
+      binding: orNull(r.binding),
+      note: r.note,
+      hits: Number(r.hits),
+    }));
+  }
+
+  async removeRule(id: number): Promise<boolean> {
+    const removed = await this.db.deleteFrom('shadow_rules').where('id', '=', id).executeTakeFirst();
+    return Number(removed.numDeletedRows) > 0;
+  }
+
+  async addRuleHits(hits: ReadonlyMap<number, number>): Promise<void> {
+    if (hits.size === 0) return;
+    await this.dialect.writeTransaction(this.db, async (trx) => {
+      for (const [id, n] of hits)
+        await trx
+          .updateTable('shadow_rules')
+          .set({ hits: sql`hits + ${n}` })
+          .where('id', '=', id)
+          .execute();
+    });
   }
 
   async reset(): Promise<number> {

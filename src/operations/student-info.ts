@@ -4,4 +4,5 @@ import type { StructSpec } from '../contract/types.js';
 export const StudentInfo = {
   name: 'StudentInfo',
   fields: ['id_student', 'fullName', 'id_device', 'ShowActive'],
+  key: 'id_student',
 } as const satisfies StructSpec;

@@ -9,10 +9,12 @@ import type { CompareJob, Verdict } from './in-process-comparer.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import type { LegacyClientOptions } from './legacy-client.js';
 import { LegacyClient } from './legacy-client.js';
+import type { ListPairing } from './xml-diff.js';
 
 export interface WorkerSettings {
   readonly legacyUrl: string;
   readonly client: LegacyClientOptions;
+  readonly lists: ListPairing;
 }
 
 /** Jobs, or the accepted differences from now on. */
@@ -24,7 +26,7 @@ export type VerdictMessage = readonly { readonly id: number; readonly verdict: V
 const port = parentPort;
 if (port === null) throw new Error('comparison-thread.js runs as a worker thread (see threaded-comparer.ts)');
 const settings = workerData as WorkerSettings;
-const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client));
+const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client), settings.lists);
 
 const SKIPPED: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 

@@ -6,7 +6,8 @@
  */
 import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
-import type { JudgedExchange, Judgement } from './judgement.js';
+import type { JudgedExchange, Judgement, JudgeRules } from './judgement.js';
+import type { ListPairing } from './xml-diff.js';
 import { judge } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
 
@@ -47,12 +48,17 @@ export interface Comparer {
 }
 
 export class InProcessComparer implements Comparer {
-  #rules: readonly AcceptRule[] = [];
+  #rules: JudgeRules;
 
-  constructor(private readonly legacy: LegacyClient) {}
+  constructor(
+    private readonly legacy: LegacyClient,
+    lists: ListPairing,
+  ) {
+    this.#rules = { accept: [], lists };
+  }
 
-  setRules(rules: readonly AcceptRule[]): void {
-    this.#rules = rules;
+  setRules(accept: readonly AcceptRule[]): void {
+    this.#rules = { ...this.#rules, accept };
   }
 
   async ready(): Promise<void> {}

@@ -11,6 +11,13 @@ import { compareAnswers } from './answer-diff.js';
 import type { ExampleRequest } from './example.js';
 import { buildExample } from './example.js';
 import type { LegacyAnswer, LegacyResult } from './legacy-client.js';
+import type { ListPairing } from './xml-diff.js';
+
+/** What judging follows besides the answers: the accepted differences, and how list items pair. */
+export interface JudgeRules {
+  readonly accept: readonly AcceptRule[];
+  readonly lists: ListPairing;
+}
 
 export interface Judgement {
   readonly result: ShadowResult;
@@ -36,14 +43,14 @@ export interface JudgedExchange {
  * A `different` whose every path an accepted difference covers is `accepted` (no example kept);
  * one with paths left is `different`, its kind and example made of those paths only.
  */
-export function judge(result: LegacyResult, exchange: JudgedExchange, rules: readonly AcceptRule[]): Judgement {
+export function judge(result: LegacyResult, exchange: JudgedExchange, rules: JudgeRules): Judgement {
   const { ours } = exchange;
   if (!result.ok) return { result: 'legacy-failed', kind: null, example: null };
   if (ours === null) return { result: 'skipped', kind: null, example: null };
   const legacy = capturedOf(result.answer);
-  const comparison = compareAnswers(legacy, ours, exchange.metadata);
+  const comparison = compareAnswers(legacy, ours, exchange.metadata, rules.lists);
   if (comparison.result !== 'different') return { result: comparison.result, kind: null, example: null };
-  const accepted = applyRules(exchange.labels, comparison.paths, rules);
+  const accepted = applyRules(exchange.labels, comparison.paths, rules.accept);
   const matched = accepted.matched.length === 0 ? {} : { rules: accepted.matched };
   if (accepted.kind === null) return { result: 'accepted', kind: null, example: null, ...matched };
   const example = buildExample(exchange.request, legacy, ours, accepted.paths, exchange.personal);

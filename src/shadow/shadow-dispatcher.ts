@@ -21,12 +21,11 @@ import type { Reply } from '../reply/reply.js';
 import type { ShadowSettings } from '../config/config.js';
 import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
-import type { AcceptRule } from './accepted.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
 import type { Comparer } from './in-process-comparer.js';
 import { Failover } from './failover.js';
-import type { Judgement } from './judgement.js';
+import type { Judgement, JudgeRules } from './judgement.js';
 import { judge } from './judgement.js';
 import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
 import type { BindingLabel, ShadowRecorder } from './recorder.js';
@@ -45,8 +44,8 @@ export interface ShadowParts {
   readonly comparer: Comparer;
   readonly recorder: ShadowRecorder;
   readonly log: Logger;
-  /** The accepted differences now (legacy mode judges on this thread). */
-  readonly rules: () => readonly AcceptRule[];
+  /** The accepted differences now, and how list items pair (legacy mode judges on this thread). */
+  readonly rules: () => JudgeRules;
   /** Told of each fail-over (the metric). */
   readonly failedOver?: (answer: 'ours' | 'bad-gateway') => void;
   /** Whether this request is compared (SIS_SHADOW_SAMPLE); injectable for tests. */

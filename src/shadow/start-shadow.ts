@@ -21,6 +21,7 @@ import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';
+import type { ListPairing } from './xml-diff.js';
 
 /** Counts are added to the database this often (and at stop): one write per instance, not per request. */
 export const FLUSH_MS = 5000;
@@ -69,10 +70,11 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   };
   const legacy = new LegacyClient(settings.legacyUrl, client);
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
+  const lists = listPairing(services, 'report');
   const comparer =
     settings.mode === 'compare'
-      ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client }, log)
-      : new InProcessComparer(legacy);
+      ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists }, log)
+      : new InProcessComparer(legacy, lists);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
   const rules = new RuleWatch(store, log, (current) => comparer.setRules(current));
@@ -84,7 +86,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     legacy,
     comparer,
     recorder,
-    rules: () => rules.current,
+    rules: () => ({ accept: rules.current, lists }),
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
   });
@@ -108,6 +110,16 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
       legacy.close();
     },
   };
+}
+
+/** List items are paired by the key their type declares in the contract (StructSpec.key). */
+export function listPairing(services: readonly Service[], order: ListPairing['order']): ListPairing {
+  const keys = new Map<string, string>();
+  for (const service of services)
+    for (const op of service.operations)
+      if (op.result.kind === 'list' && op.result.item.key !== undefined)
+        keys.set(op.result.item.name, op.result.item.key);
+  return { keys, order };
 }
 
 /** The pruner's step for the shadow's records (none when they are kept forever). */

@@ -55,7 +55,7 @@ const EXPECTED = [
     operation: 'GetStudentSchool',
     paths: [
       {
-        path: '/Envelope/Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo[2]/fullName',
+        path: '/Envelope/Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo[id_student="2"]/fullName',
         legacy: 'Zoe Angstrom',
         ours: 'Zoë Ångström',
       },
@@ -64,7 +64,7 @@ const EXPECTED = [
   {
     binding: 'httpget',
     operation: 'GetStudentSchool',
-    paths: [{ path: '/ArrayOfStudentInfo/StudentInfo[2]/id_device', legacy: null, ours: 'dev-002' }],
+    paths: [{ path: '/ArrayOfStudentInfo/StudentInfo[id_student="2"]/id_device', legacy: null, ours: 'dev-002' }],
   },
   { binding: 'httppost', operation: 'GetTokenDevice', paths: [{ path: 'status', legacy: '500', ours: '200' }] },
 ];

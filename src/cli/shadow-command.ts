@@ -18,6 +18,7 @@ import { parseDuration } from './prune-command.js';
 
 const USAGE = `Usage: sis shadow report [--since DURATION] [--operation OP] [--json]
        sis shadow report --check [--since DURATION] [--operation OP] [--max-legacy-failed N]
+                                 [--max-noisy N]
        sis shadow accept --kind ID --note TEXT
        sis shadow accept --path PATTERN [--service S] [--operation OP] [--binding B] --note TEXT
        sis shadow rules [--json]
@@ -28,13 +29,13 @@ What the service found beside the legacy service (SIS_SHADOW=compare or legacy),
 database named by SIS_DATABASE_URL, every instance's comparisons together (docs/migrating.md).
 
   report    the comparisons per service, operation, binding and result (identical, equivalent,
-            accepted, different, legacy-failed, skipped), then each kind of difference with its
+            accepted, noisy, different, legacy-failed, skipped), then each kind of difference with its
             id, count and one example: the request, both answers, and the paths where they part.
             --since 1h, 30m, 7d: only the comparisons since then (default: all that are kept,
             SIS_SHADOW_RETENTION_MS). --operation: only that operation's. --json: one JSON object.
             --check: the cut-over gate: exit 0 when the window holds no difference that is not
-            accepted and at most --max-legacy-failed (default 0) failures of the legacy service,
-            else 1 with one line per reason.
+            accepted, at most --max-legacy-failed (default 0) failures of the legacy service
+            and at most --max-noisy (default 0) noisy ones, else 1 with one line per reason.
   accept    accepts a kind of difference (--kind, its id in the report) or a path wherever it
             differs (--path: a path as the report shows it, * for any one step, no positions or
             keys), within a service file, operation or binding if given; --note says why.
@@ -54,6 +55,7 @@ const SPECS = [
   { name: 'json' },
   { name: 'check' },
   { name: 'max-legacy-failed', value: true },
+  { name: 'max-noisy', value: true },
   { name: 'kind', value: true },
   { name: 'path', value: true },
   { name: 'service', value: true },
@@ -64,7 +66,7 @@ const SPECS = [
 
 /** The options each action takes. */
 const TAKES: Readonly<Record<string, readonly string[]>> = {
-  report: ['since', 'json', 'check', 'max-legacy-failed', 'operation'],
+  report: ['since', 'json', 'check', 'max-legacy-failed', 'max-noisy', 'operation'],
   accept: ['kind', 'path', 'service', 'operation', 'binding', 'note'],
   rules: ['json'],
   unaccept: [],
@@ -138,10 +140,18 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
             `--since must be a whole number and a unit (ms, s, m, h, d), such as 1h or 7d; not ${JSON.stringify(sinceText)}`,
           );
         const check = args.options.has('check');
-        const maxText = optionValue(args, 'max-legacy-failed');
-        if (maxText !== undefined && !check) return usageError('--max-legacy-failed goes with --check');
-        if (maxText !== undefined && !/^\d{1,9}$/.test(maxText))
-          return usageError(`--max-legacy-failed must be a whole number, not ${JSON.stringify(maxText)}`);
+        const limits = { maxLegacyFailed: 0, maxNoisy: 0 };
+        for (const [option, limit] of [
+          ['max-legacy-failed', 'maxLegacyFailed'],
+          ['max-noisy', 'maxNoisy'],
+        ] as const) {
+          const text = optionValue(args, option);
+          if (text === undefined) continue;
+          if (!check) return usageError(`--${option} goes with --check`);
+          if (!/^\d{1,9}$/.test(text))
+            return usageError(`--${option} must be a whole number, not ${JSON.stringify(text)}`);
+          limits[limit] = Number(text);
+        }
         if (check && args.options.has('json')) return usageError('--check and --json do not go together');
         let keptMs: number;
         try {
@@ -157,7 +167,7 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
         return withStore(async (store) => {
           const report = await buildReport(store, since, { operation });
           if (check) {
-            const reasons = gateReasons(report, { maxLegacyFailed: Number(maxText ?? 0) });
+            const reasons = gateReasons(report, limits);
             await writeText(output.stdout, reasons.map((r) => `${r}\n`).join('') || 'the cut-over gate is passed\n');
             return reasons.length === 0 ? 0 : 1;
           }

@@ -15,6 +15,7 @@ export interface WorkerSettings {
   readonly legacyUrl: string;
   readonly client: LegacyClientOptions;
   readonly lists: ListPairing;
+  readonly recheck: boolean;
 }
 
 /** Jobs, or the accepted differences from now on. */
@@ -26,7 +27,11 @@ export type VerdictMessage = readonly { readonly id: number; readonly verdict: V
 const port = parentPort;
 if (port === null) throw new Error('comparison-thread.js runs as a worker thread (see threaded-comparer.ts)');
 const settings = workerData as WorkerSettings;
-const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client), settings.lists);
+const comparer = new InProcessComparer(
+  new LegacyClient(settings.legacyUrl, settings.client),
+  settings.lists,
+  settings.recheck,
+);
 
 const SKIPPED: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 

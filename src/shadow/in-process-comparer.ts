@@ -8,7 +8,7 @@ import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
 import type { JudgedExchange, Judgement, JudgeRules } from './judgement.js';
 import type { ListPairing } from './xml-diff.js';
-import { judge } from './judgement.js';
+import { judge, recheckNoise } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
 
 export interface CompareJob {
@@ -53,8 +53,9 @@ export class InProcessComparer implements Comparer {
   constructor(
     private readonly legacy: LegacyClient,
     lists: ListPairing,
+    recheck: boolean,
   ) {
-    this.#rules = { accept: [], lists };
+    this.#rules = { accept: [], lists, recheck };
   }
 
   setRules(accept: readonly AcceptRule[]): void {
@@ -73,10 +74,11 @@ export class InProcessComparer implements Comparer {
       metadata: job.metadata,
       personal: job.personal,
     };
-    const verdict = {
-      judgement: judge(result, exchange, this.#rules),
-      seconds: result.ok ? result.answer.seconds : result.seconds,
-    };
+    const rules = this.#rules;
+    const judgement = await recheckNoise(judge(result, exchange, rules), result, exchange, rules, forward.write, () =>
+      this.legacy.send(forward),
+    );
+    const verdict = { judgement, seconds: result.ok ? result.answer.seconds : result.seconds };
     const pausedMs = result.ok ? 0 : this.legacy.pausedForMs();
     return pausedMs > 0 ? { ...verdict, pausedMs } : verdict;
   }

@@ -17,6 +17,7 @@ import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
 import { RuleWatch } from './accepted.js';
 import { InProcessComparer } from './in-process-comparer.js';
+import { anyOn, modeTable, parseModes } from './modes.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
@@ -57,8 +58,13 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const store = wiring.store.shadow;
   const step = shadowPruneStep(store, settings.retentionMs);
   if (step !== null) wiring.pruner.addStep(step);
-  if (settings.mode === 'off' || settings.legacyUrl === null) return null;
   const { services, context } = wiring;
+  const spec = parseModes(settings.mode);
+  if (typeof spec === 'string') throw new Error(`SIS_SHADOW: ${spec}`);
+  // A name the contract does not have stops the start, naming the closest.
+  const modes = modeTable(spec, services);
+  if (!anyOn(modes) || settings.legacyUrl === null) return null;
+  const compares = [modes.default, ...modes.services.values(), ...modes.operations.values()].includes('compare');
   const metrics = new ShadowMetrics(wiring.registry);
   const metadata = new MetadataEndpoint(config.namespace);
   // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
@@ -71,30 +77,33 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const legacy = new LegacyClient(settings.legacyUrl, client);
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
   const lists = listPairing(services, 'report');
-  const comparer =
-    settings.mode === 'compare'
-      ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists }, log)
-      : new InProcessComparer(legacy, lists);
+  const recheck = true;
+  const comparer = compares
+    ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists, recheck }, log)
+    : new InProcessComparer(legacy, lists, recheck);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
   const rules = new RuleWatch(store, log, (current) => comparer.setRules(current));
   const dispatcher = new ShadowDispatcher({
     settings,
+    modes,
     basePath: config.basePath,
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,
     comparer,
     recorder,
-    rules: () => ({ accept: rules.current, lists }),
+    rules: () => ({ accept: rules.current, lists, recheck }),
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
   });
   log.info(
     { mode: settings.mode, legacy: new URL(settings.legacyUrl).origin, sample: settings.sample },
-    settings.mode === 'legacy'
+    modes.default === 'legacy'
       ? 'shadow: the legacy service answers clients; ours is computed beside it and compared'
-      : 'shadow: we answer clients; the legacy service gets a copy and the answers are compared',
+      : modes.default === 'compare'
+        ? 'shadow: we answer clients; the legacy service gets a copy and the answers are compared'
+        : 'shadow: beside the legacy service for the operations SIS_SHADOW names',
   );
   return {
     answerer: dispatcher,

@@ -4,13 +4,18 @@
  * what to count and keep; the store only adds, bounds, reports and prunes.
  */
 
-/** How one comparison ended (`accepted`: every path where it differed is an accepted difference). */
-export type ShadowResult = 'identical' | 'equivalent' | 'accepted' | 'different' | 'legacy-failed' | 'skipped';
+/**
+ * How one comparison ended (`accepted`: every path where it differed is an accepted difference;
+ * `noisy`: different where the legacy's own two answers differ).
+ */
+export type ShadowResult =
+  'identical' | 'equivalent' | 'accepted' | 'noisy' | 'different' | 'legacy-failed' | 'skipped';
 
 export const SHADOW_RESULTS: readonly ShadowResult[] = [
   'identical',
   'equivalent',
   'accepted',
+  'noisy',
   'different',
   'legacy-failed',
   'skipped',
@@ -41,8 +46,10 @@ export interface ShadowCount {
   readonly service: string | null;
   readonly operation: string | null;
   readonly binding: string;
+  /** The mode it was taken in (`legacy`, `compare`); null for counts from before modes were kept. */
+  readonly mode: string | null;
   readonly result: ShadowResult;
-  /** The kind of difference for `different` (a digest of its paths), else null. */
+  /** The kind of difference for `different` and `noisy` (a digest of its paths), else null. */
   readonly kind: string | null;
   readonly count: number;
 }

@@ -139,6 +139,14 @@ for (const target of storeTargets) {
         for (const g of pagesCounted) assert.ok(['identical', 'equivalent'].includes(g.result), JSON.stringify(g));
       });
 
+      it('marks every copy it sends with X-Shadow-Copy: 1', () => {
+        assert.ok(legacy.copies.length > 0);
+        assert.ok(
+          legacy.copies.every((c) => c),
+          'every request the legacy got is a copy',
+        );
+      });
+
       it('never sends AuthCode to the legacy service (counted skipped)', () => {
         assert.ok(!legacy.received.some((name) => /AuthCode/.test(name)), legacy.received.join(' '));
         const skipped = report.groups.filter((g) => g.result === 'skipped');

@@ -128,8 +128,10 @@ export interface ShadowCountsTable {
   service: string;
   operation: string;
   binding: string;
+  /** The mode it was taken in (legacy, compare); '' for counts from before modes were kept. */
+  mode: string;
   result: string;
-  /** The kind of difference (a digest of its paths) for `different`; '' otherwise. */
+  /** The kind of difference (a digest of its paths) for `different` and `noisy`; '' otherwise. */
   kind: string;
   /** bigint on PostgreSQL: read back as a string. */
   count: number | string;

@@ -40,6 +40,7 @@ export class SqlShadow implements ShadowStore {
       service: c.service ?? '',
       operation: c.operation ?? '',
       binding: c.binding,
+      mode: c.mode ?? '',
       result: c.result,
       kind: c.kind ?? '',
       count: c.count,
@@ -50,7 +51,7 @@ export class SqlShadow implements ShadowStore {
         .values(rows)
         .onConflict((oc) =>
           oc
-            .columns(['bucket', 'service', 'operation', 'binding', 'result', 'kind'])
+            .columns(['bucket', 'service', 'operation', 'binding', 'mode', 'result', 'kind'])
             .doUpdateSet({ count: sql`shadow_counts.count + excluded.count` }),
         )
         .execute();
@@ -94,12 +95,13 @@ export class SqlShadow implements ShadowStore {
   async counts(since: Date): Promise<ShadowCount[]> {
     const rows = await this.db
       .selectFrom('shadow_counts')
-      .select(['service', 'operation', 'binding', 'result', 'kind', sql<string | number>`sum(count)`.as('n')])
+      .select(['service', 'operation', 'binding', 'mode', 'result', 'kind', sql<string | number>`sum(count)`.as('n')])
       .where('bucket', '>=', minuteBucket(since))
-      .groupBy(['service', 'operation', 'binding', 'result', 'kind'])
+      .groupBy(['service', 'operation', 'binding', 'mode', 'result', 'kind'])
       .orderBy('service')
       .orderBy('operation')
       .orderBy('binding')
+      .orderBy('mode')
       .orderBy('result')
       .orderBy('kind')
       .execute();
@@ -107,6 +109,7 @@ export class SqlShadow implements ShadowStore {
       service: orNull(r.service),
       operation: orNull(r.operation),
       binding: r.binding,
+      mode: orNull(r.mode),
       result: r.result as ShadowResult,
       kind: orNull(r.kind),
       count: Number(r.n),

@@ -169,6 +169,10 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
+    if (r.str('SIS_SMS_RECEIPT_PATH') !== '')
+      r.problems.push(
+        'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
+      );
     return null;
   }
   let ok = false;
@@ -181,7 +185,12 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '')
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
-  return ok && secret !== '' ? { url, secret, timeoutMs } : null;
+  const receiptPath = r.str('SIS_SMS_RECEIPT_PATH').trim();
+  if (receiptPath !== '' && !/^\/[A-Za-z0-9._~/-]+$/.test(receiptPath))
+    r.problems.push(
+      `SIS_SMS_RECEIPT_PATH=${JSON.stringify(receiptPath)}: expected a path such as /sms/receipts (letters, digits and . _ ~ - /)`,
+    );
+  return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath: receiptPath === '' ? null : receiptPath } : null;
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */

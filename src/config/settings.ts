@@ -94,9 +94,9 @@ export const SETTINGS: readonly SettingInfo[] = [
   },
   {
     name: 'SIS_AUTH_CODES_PER_ADDRESS_HOUR',
-    default: '30',
+    default: '1000',
     meaning:
-      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one) per clock hour (0 = no limit)',
+      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one; IPv6: per SIS_SMS_IPV6_PREFIX) per clock hour; high because carriers and schools put many people behind one address (0 = no limit)',
   },
   {
     name: 'SIS_AUTH_CODES_PER_RANGE_HOUR',
@@ -135,6 +135,41 @@ export const SETTINGS: readonly SettingInfo[] = [
     name: 'SIS_SMS_DAILY_BUDGET',
     default: '',
     meaning: 'most codes accepted per UTC day in all (every instance); unset or 0 = no budget',
+  },
+  // AuthCode for parents (issue 28, docs/sms.md): networks, test numbers, retries, monitor mode, receipts.
+  {
+    name: 'SIS_SMS_IPV6_PREFIX',
+    default: '64',
+    meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
+  },
+  {
+    name: 'SIS_SMS_TRUSTED_ADDRESSES',
+    default: '',
+    meaning: "addresses and CIDR ranges the address limit does not count (the school's own network, a back office)",
+  },
+  {
+    name: 'SIS_SMS_TEST_NUMBERS',
+    default: '',
+    meaning:
+      'phones whose codes are recorded as test codes, never sent and never counted (app-store review, load tests)',
+  },
+  {
+    name: 'SIS_AUTH_CODE_REPEAT_MS',
+    default: '300000',
+    meaning:
+      'the same code for the same phone again within this time is accepted without a second SMS or count (0 = off; at most an hour)',
+  },
+  {
+    name: 'SIS_SMS_GUARD',
+    default: 'enforce',
+    meaning:
+      'enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (number, blocked-range, address, range, country-daily, budget, phone)',
+  },
+  {
+    name: 'SIS_SMS_RECEIPT_PATH',
+    default: '',
+    meaning:
+      'path (e.g. /sms/receipts) where the gateway POSTs delivery receipts signed like the webhook; unset = no receipts',
   },
   {
     name: 'SIS_SMS_MESSAGE',

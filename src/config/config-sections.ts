@@ -190,6 +190,10 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
     r.problems.push(
       `SIS_SMS_RECEIPT_PATH=${JSON.stringify(receiptPath)}: expected a path such as /sms/receipts (letters, digits and . _ ~ - /)`,
     );
+  else if (/^\/(healthz|readyz|metrics)$|\.asmx/i.test(receiptPath))
+    r.problems.push(
+      `SIS_SMS_RECEIPT_PATH=${JSON.stringify(receiptPath)}: expected a path of its own, not an ops endpoint or a service's .asmx path`,
+    );
   return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath: receiptPath === '' ? null : receiptPath } : null;
 }
 

@@ -204,6 +204,16 @@ export function createMetrics(
   }
   if (options.retention !== undefined) registerRetention(registry, options.retention);
   if (options.sms !== undefined) registerSms(registry, options.sms);
+  const deliveries = options.smsDeliveries;
+  if (deliveries !== undefined)
+    registry.registerMetric(
+      custom({
+        name: 'sis_sms_delivery_total',
+        help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
+        type: 'counter',
+        values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
+      }),
+    );
   collectDefaultMetrics({ register: registry });
   return { registry, requests };
 }

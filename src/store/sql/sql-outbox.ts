@@ -7,7 +7,16 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
+import type {
+  DeliveryRate,
+  DeliveryRates,
+  DeliveryReceipt,
+  OutboxMessage,
+  OutboxOutcome,
+  OutboxState,
+  OutboxStore,
+  ReceiptStatus,
+} from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database, OutboxTable } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
@@ -38,6 +47,8 @@ const COLUMNS = [
   'last_error',
   'created_at',
   'delivered_at',
+  'receipt',
+  'receipt_reason',
 ] as const satisfies readonly (keyof OutboxTable)[];
 
 type OutboxRow = Pick<Selectable<OutboxTable>, (typeof COLUMNS)[number]>;
@@ -228,6 +239,42 @@ export class SqlOutbox implements OutboxStore {
     return Number(result.numUpdatedRows);
   }
 
+  async recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'> {
+    const at = receipt.at.toISOString();
+    const result = await this.db
+      .updateTable('outbox')
+      .set({ receipt: receipt.status, receipt_reason: receipt.reason, receipt_at: at })
+      .where('id', '=', receipt.id)
+      // Only a newer receipt: a replayed one (or one overtaken by a later word) changes nothing.
+      .where((eb) => eb.or([eb('receipt_at', 'is', null), eb('receipt_at', '<', at)]))
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) return 'recorded';
+    const row = await this.db.selectFrom('outbox').select('id').where('id', '=', receipt.id).executeTakeFirst();
+    return row === undefined ? 'unknown' : 'replayed';
+  }
+
+  async deliveryRates(since: Date, top: number): Promise<DeliveryRates> {
+    const by = async (column: 'country' | 'phone_range') =>
+      this.db
+        .selectFrom('outbox')
+        .select((eb) => [
+          eb.ref(column).as('k'),
+          eb.fn.countAll<string | number>().as('n'),
+          eb.fn.sum<string | number | null>(sql`case when receipt = 'delivered' then 1 else 0 end`).as('d'),
+        ])
+        .where('receipt_at', '>', since.toISOString())
+        .groupBy(column)
+        .execute();
+    return {
+      countries: rates(await by('country'), (a, b) => b.receipts - a.receipts, top),
+      ranges: rates(
+        await by('phone_range'),
+        (a, b) => b.receipts - b.delivered - (a.receipts - a.delivered) || b.receipts - a.receipts,
+        top,
+      ),
+    };
+  }
+
   async outboxCounts(): Promise<Readonly<Record<OutboxState, number>>> {
     const rows = await this.db
       .selectFrom('outbox')
@@ -238,6 +285,22 @@ export class SqlOutbox implements OutboxStore {
     for (const row of rows) if (row.state in counts) counts[row.state as OutboxState] = Number(row.n);
     return counts;
   }
+}
+
+/** Rates sorted by `order`, the first `top`; keys '' (not told) shown as unknown. */
+function rates(
+  rows: readonly { k?: string | null; n: string | number; d: string | number | null }[],
+  order: (a: DeliveryRate, b: DeliveryRate) => number,
+  top: number,
+): DeliveryRate[] {
+  return rows
+    .map((r) => ({
+      key: r.k == null || r.k === '' ? 'unknown' : r.k,
+      receipts: Number(r.n),
+      delivered: Number(r.d ?? 0),
+    }))
+    .sort((a, b) => order(a, b) || (a.key < b.key ? -1 : 1))
+    .slice(0, top);
 }
 
 function toMessage(row: OutboxRow): OutboxMessage {
@@ -252,5 +315,7 @@ function toMessage(row: OutboxRow): OutboxMessage {
     lastError: row.last_error,
     createdAt: new Date(row.created_at),
     deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
+    receipt: (row.receipt ?? null) as ReceiptStatus | null,
+    receiptReason: row.receipt_reason ?? null,
   };
 }

@@ -15,6 +15,7 @@ const LAYERS = [
   'http',
   'access',
   'outbox',
+  'retention',
   'observe',
   'bindings',
   'metadata',

@@ -21,7 +21,7 @@ import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
-import { Pruner, retentionPolicy } from '../outbox/pruner.js';
+import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';

@@ -25,7 +25,7 @@ import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { openStore } from '../store/open/open-store.js';

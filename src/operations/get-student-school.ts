@@ -1,8 +1,14 @@
 import { defineOperation } from '../contract/define.js';
+import type { StructSpec } from '../contract/types.js';
 import { settleList } from '../contract/list-pages.js';
 import { DEFAULT_LIST_PAGE_ROWS } from './context.js';
 import type { OperationContext } from './context.js';
-import { StudentInfo } from './student-info.js';
+
+/** The class GetStudentSchool returns a list of; field order is the order XmlSerializer writes. */
+export const StudentInfo = {
+  name: 'StudentInfo',
+  fields: ['id_student', 'fullName', 'id_device', 'ShowActive'],
+} as const satisfies StructSpec;
 
 export const GetStudentSchool = defineOperation({
   service: 'NotificationNotes',

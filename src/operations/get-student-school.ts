@@ -19,7 +19,7 @@ export const GetStudentSchool = defineOperation({
     { name: 'show_active', type: 'char', doc: 'the activity flag to match, one character' },
   ],
   result: { kind: 'list', item: StudentInfo },
-  // A school's list is asked for again and again by its app's users, and costs ~1 µs a student to build.
+  // A school's list is asked for again and again by its app's users, and costs a read and a write per student to build.
   cacheable: true,
   async run(args, ctx: OperationContext) {
     if (args.school_base_url === null) return [];

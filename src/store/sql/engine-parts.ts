@@ -42,7 +42,7 @@ export interface EngineReads {
   rows<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
   /**
    * The first column of the first row, or undefined when there is no row: a lookup by key
-   * (SQLite: `pluck().get()`, no row object or array built; measured 2.9 µs against 3.6 for `all`).
+   * (SQLite: `pluck().get()`, no row object or array built; measured cheaper than `all`, bench/RESULTS.md).
    */
   value(sql: string, parameters: readonly unknown[]): unknown | Promise<unknown>;
   /** The same, rows as arrays in column order (SQLite builds those faster than objects). */

@@ -21,11 +21,11 @@ import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
-import { Pruner, retentionPolicy } from '../outbox/pruner.js';
+import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { openStore } from '../store/open/open-store.js';

@@ -3,8 +3,7 @@
  * in its resource tables. Each key is the resource's name in the assembly that holds it
  * (System.Web.Services, System.Web, System.Xml, mscorlib), so a text can be checked against .NET's;
  * the two entries at the end are ours, standing where .NET would have a message we cannot
- * reproduce. The words live here; the shapes (fault XML, text/plain, HTML, status) are the
- * bindings'. Our own rules' words (limits, decision 4, refusals) stay with the code that decides them.
+ * reproduce. The bindings keep the shapes (docs/architecture.md, "One request").
  *
  * An entry .NET throws as an ArgumentException carries its `\r\nParameter name: x` line, as the
  * exception's Message does.

@@ -77,7 +77,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const ownStore = options.store === undefined;
   const health = new DependencyHealth(log);
   const store = options.store ?? (await openOwnStore(config, log, health, options.onFatal));
-  const counted = countedStore(store, watchDatabase(health));
+  const watch = watchDatabase(health);
+  const counted = countedStore(store, watch);
   const services = groupServices(options.operations ?? operationsFor(config.results));
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(
@@ -114,6 +115,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     },
     sms,
     onAuthCodeAccepted: () => outbox?.wake(),
+    onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));

@@ -4,7 +4,7 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import { DatabaseUrlError, redactDatabaseUrl } from '../store/open/database-url.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { openStore } from '../store/open/open-store.js';
 import type { OpenStoreOptions } from '../store/open/open-store.js';
 import type { SqlStore } from '../store/sql/sql-store.js';

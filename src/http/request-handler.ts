@@ -185,7 +185,7 @@ export class RequestHandler {
     if (refusal === null) return this.admit(ex, res);
     const service = gate.serviceName(ex.target);
     // The body was not read: the connection cannot carry another request after this answer.
-    this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(ex));
+    this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, ex.hasBody);
   }
 
   /** Writes the outcome; once it is sent, counts and logs it. */
@@ -213,11 +213,6 @@ export class RequestHandler {
     }
     this.#requestLog.write(ex, outcome, seconds, end);
   }
-}
-
-function hasBody(ex: HttpExchange): boolean {
-  const length = ex.header('content-length');
-  return ex.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
 }
 
 /** Whether a request target names `path` (its query aside). */

@@ -36,6 +36,16 @@ export const backends: readonly Backend[] = [
   },
 ];
 
+/** The backends and PostgreSQL with Redis: the protection's new rules are held on every combination. */
+export const everyBackend: readonly Backend[] = [
+  ...backends,
+  {
+    name: 'PostgreSQL with Redis',
+    skip: POSTGRES_SKIP ?? (REDIS_URL === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : null),
+    fresh: () => fresh(postgresTarget.fresh(), { SIS_REDIS_URL: REDIS_URL }),
+  },
+];
+
 async function fresh(
   database: Promise<FreshDatabase>,
   env: Record<string, string>,

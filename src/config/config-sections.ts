@@ -1,6 +1,7 @@
 /**
  * The configuration in sections, each reading its own settings (default, bounds and parsing from
- * the settings table) and checking what only makes sense together.
+ * the settings table) and checking what only makes sense together. Each section's fields are
+ * checked against Config (`satisfies`), and loadConfig's object for completeness.
  */
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
@@ -9,30 +10,8 @@ import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
 import { loadTls } from './tls-files.js';
 
-type Section<K extends keyof Config> = Pick<Config, K>;
-
 /** Where and how the server listens, and the limits of one request. */
-export function httpSettings(
-  r: SettingReader,
-): Section<
-  | 'port'
-  | 'host'
-  | 'namespace'
-  | 'basePath'
-  | 'publicUrl'
-  | 'trustedProxies'
-  | 'maxBodyBytes'
-  | 'maxXmlDepth'
-  | 'maxFormFields'
-  | 'requestTimeoutMs'
-  | 'headersTimeoutMs'
-  | 'keepAliveTimeoutMs'
-  | 'shutdownGraceMs'
-  | 'shutdownTimeoutMs'
-  | 'workers'
-  | 'debugHeaders'
-  | 'tls'
-> {
+export function httpSettings(r: SettingReader) {
   const publicUrl = r.read('SIS_PUBLIC_URL');
   return {
     port: r.read('PORT'),
@@ -52,33 +31,29 @@ export function httpSettings(
     workers: r.read('SIS_WORKERS'),
     debugHeaders: r.read('SIS_DEBUG_HEADERS'),
     tls: loadTls(r.read('SIS_TLS_CERT'), r.read('SIS_TLS_KEY'), r.problems),
-  };
+  } satisfies Partial<Config>;
 }
 
-export function databaseSettings(
-  r: SettingReader,
-): Section<'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'listPageRows' | 'answerCacheBytes'> {
+export function databaseSettings(r: SettingReader) {
   return {
     databaseUrl: r.read('SIS_DATABASE_URL'),
     databasePoolSize: r.read('SIS_DATABASE_POOL_SIZE'),
     databaseStatementTimeoutMs: r.read('SIS_DATABASE_STATEMENT_TIMEOUT_MS'),
     listPageRows: r.read('SIS_LIST_PAGE_ROWS'),
     answerCacheBytes: r.read('SIS_ANSWER_CACHE_BYTES'),
-  };
+  } satisfies Partial<Config>;
 }
 
-export function loggingSettings(r: SettingReader): Section<'logLevel' | 'logFormat' | 'logSuccessSample'> {
+export function loggingSettings(r: SettingReader) {
   return {
     logLevel: r.read('LOG_LEVEL'),
     logFormat: r.read('SIS_LOG_FORMAT'),
     logSuccessSample: r.read('SIS_LOG_SUCCESS_SAMPLE'),
-  };
+  } satisfies Partial<Config>;
 }
 
 /** API keys, the address allow-list, rate limits and their Redis. */
-export function accessSettings(
-  r: SettingReader,
-): Section<'apiKeys' | 'apiKeyServices' | 'authRealm' | 'allowFrom' | 'allowFromServices' | 'rateLimit' | 'redisUrl'> {
+export function accessSettings(r: SettingReader) {
   return {
     apiKeys: r.read('SIS_API_KEYS'),
     apiKeyServices: r.read('SIS_API_KEY_SERVICES'),
@@ -87,11 +62,11 @@ export function accessSettings(
     allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
     rateLimit: r.read('SIS_RATE_LIMIT'),
     redisUrl: r.read('SIS_REDIS_URL'),
-  };
+  } satisfies Partial<Config>;
 }
 
 /** AuthCode's limit, its SMS text and gateway, and the outbox that delivers. */
-export function smsSettings(r: SettingReader): Section<'authCodesPerHour' | 'smsMessage' | 'smsWebhook' | 'outbox'> {
+export function smsSettings(r: SettingReader) {
   const outbox = {
     pollMs: r.read('SIS_OUTBOX_POLL_MS'),
     maxAttempts: r.read('SIS_OUTBOX_MAX_ATTEMPTS'),
@@ -109,7 +84,7 @@ export function smsSettings(r: SettingReader): Section<'authCodesPerHour' | 'sms
     smsMessage: r.read('SIS_SMS_MESSAGE'),
     smsWebhook,
     outbox,
-  };
+  } satisfies Partial<Config>;
 }
 
 /** AuthCode's protection of the SMS bill (docs/sms.md): the number rules and the velocity limits. */
@@ -134,13 +109,13 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
 }
 
 /** How long personal data is kept; a code retention under the hourly window is refused while the limit is on. */
-export function retentionSettings(r: SettingReader, authCodesPerHour: number): Section<'retention'> {
+export function retentionSettings(r: SettingReader, authCodesPerHour: number) {
   const retention = {
     authCodesMs: r.read('SIS_AUTH_CODE_RETENTION_MS'),
     outboxMs: r.read('SIS_OUTBOX_RETENTION_MS'),
   };
   checkRetention(retention, authCodesPerHour, r.problems);
-  return { retention };
+  return { retention } satisfies Partial<Config>;
 }
 
 /** The gateway settings; neither the URL (it may carry credentials) nor the secret is ever echoed. */
@@ -160,7 +135,7 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */
-export function shadowSettings(r: SettingReader): Section<'shadow'> {
+export function shadowSettings(r: SettingReader) {
   const mode = r.read('SIS_SHADOW');
   const legacyUrl = r.read('SIS_LEGACY_URL');
   if (mode !== 'off' && legacyUrl === null && !r.problems.some((p) => p.startsWith('SIS_LEGACY_URL')))
@@ -179,5 +154,5 @@ export function shadowSettings(r: SettingReader): Section<'shadow'> {
       keep: r.read('SIS_SHADOW_KEEP'),
       retentionMs: r.read('SIS_SHADOW_RETENTION_MS'),
     },
-  };
+  } satisfies Partial<Config>;
 }

@@ -12,13 +12,12 @@ import { loadTls } from './tls-files.js';
 
 /** Where and how the server listens, and the limits of one request. */
 export function httpSettings(r: SettingReader) {
-  const publicUrl = r.read('SIS_PUBLIC_URL');
   return {
     port: r.read('PORT'),
     host: r.read('HOST'),
     namespace: r.read('SIS_NAMESPACE'),
     basePath: r.read('SIS_BASE_PATH'),
-    publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
+    publicUrl: r.read('SIS_PUBLIC_URL'),
     trustedProxies: r.read('SIS_TRUSTED_PROXIES'),
     maxBodyBytes: r.read('SIS_MAX_BODY_BYTES'),
     maxXmlDepth: r.read('SIS_MAX_XML_DEPTH'),

@@ -155,6 +155,12 @@ export const redisUrl: Kind<string | null> = {
   shown: (raw) => raw.replace(/\/\/[^@/]*@/, '//***@'),
 };
 
+/** A public base URL, returned without trailing slashes. */
+export const publicUrl: Kind<string | null> = {
+  parse: (raw) => (isHttpUrl(raw) ? { value: raw.replace(/\/+$/, '') } : httpUrl.parse(raw)),
+  unset: null,
+};
+
 /** The legacy service's base URL, returned with a trailing slash. */
 export const legacyUrl: Kind<string | null> = {
   parse: (raw) => {

@@ -1,5 +1,5 @@
 /**
- * Every setting the service reads: its name, default, kind (bounds, choices or parser) and meaning,
+ * Every setting the service reads: its name, kind (bounds, choices or parser), default and meaning,
  * one entry each. The reader takes only these names (a typo does not compile) and parses each by
  * its entry; docs/operations.md, the config file's key check and the tests agree with this list.
  * Adding a setting: docs/architecture.md. Over 400 lines because it is that one table, an entry
@@ -11,7 +11,6 @@ import {
   bool,
   databaseUrl,
   fraction,
-  httpUrl,
   int,
   isHostName,
   legacyUrl,
@@ -23,6 +22,7 @@ import {
   parseCidrList,
   parseRateLimit,
   parseWorkers,
+  publicUrl,
   redisUrl,
   serviceList,
   text,
@@ -34,9 +34,9 @@ import { defaultRegion, parseCountries, parseCountryLimits, parseRefuseTypes } f
 
 export interface SettingEntry<T = unknown> {
   readonly name: string;
+  readonly kind: Kind<T>;
   /** The default as an operator would write it ("" = unset: the kind's `unset` value). */
   readonly default: string;
-  readonly kind: Kind<T>;
   readonly meaning: string;
 }
 
@@ -95,7 +95,7 @@ export const SETTINGS = defineSettings([
     meaning: 'students read per page; a longer list is streamed (chunked) from one snapshot (0 = never stream)',
   },
   { name: 'SIS_BASE_PATH', kind: basePath, default: '/', meaning: 'path the .asmx files are mounted under' },
-  { name: 'SIS_PUBLIC_URL', kind: httpUrl, default: '', meaning: 'public base URL used in WSDL and disco addresses' },
+  { name: 'SIS_PUBLIC_URL', kind: publicUrl, default: '', meaning: 'public base URL used in WSDL and disco addresses' },
   {
     name: 'SIS_TRUSTED_PROXIES',
     kind: list,

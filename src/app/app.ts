@@ -20,6 +20,7 @@ import { OpsEndpoints } from '../observe/ops-endpoints.js';
 import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
+import { DeliveryReceipts } from '../outbox/delivery-receipts.js';
 import { OutboxWorker } from '../outbox/outbox-worker.js';
 import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
@@ -88,6 +89,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const outbox = startOutbox(config, log, store, health);
   const pruner = startPruner(config, log, store.retention);
   const sms = await startSmsGuard(config, log, store, health);
+  const webhook = config.smsWebhook;
+  const receipts =
+    webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.secret, store, log);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -96,6 +100,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
+    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -120,7 +125,13 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
-  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, { state, metrics: requests, gate, ops });
+  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {
+    state,
+    metrics: requests,
+    gate,
+    ops,
+    receipts,
+  });
   try {
     await shadow?.ready;
     await listen(server, config.port, config.host);

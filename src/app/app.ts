@@ -20,7 +20,7 @@ import { OpsEndpoints } from '../observe/ops-endpoints.js';
 import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
-import { OutboxWorker } from '../outbox/outbox-worker.js';
+import { DELIVERY_RESULTS, OutboxWorker } from '../outbox/outbox-worker.js';
 import { Pruner, retentionPolicy } from '../outbox/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
@@ -95,6 +95,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
+    outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
+    health,
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -163,6 +165,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     },
   };
 }
+
+/** Without a gateway nothing is attempted: the counter still shows its results, at zero. */
+const NO_DELIVERIES: ReadonlyMap<string, number> = new Map(DELIVERY_RESULTS.map((r) => [r, 0]));
 
 /** Whether the extended push settings are behind an API key or an allow-list. */
 function pushSettingsProtected(config: Config): boolean {

@@ -37,4 +37,11 @@ export interface OutboxStore {
   /** Makes failed messages (all, or the given ids) pending again, due now; returns how many. */
   retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number>;
   outboxCounts(): Promise<Readonly<Record<OutboxState, number>>>;
+  /** Messages waiting for delivery and when the oldest of them was accepted (null: none), for /metrics. */
+  outboxBacklog(): Promise<OutboxBacklog>;
+}
+
+export interface OutboxBacklog {
+  readonly pending: number;
+  readonly oldestPendingAt: Date | null;
 }

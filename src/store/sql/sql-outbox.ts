@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
+import type { OutboxBacklog, OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database, OutboxTable } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
@@ -203,6 +203,16 @@ export class SqlOutbox implements OutboxStore {
     const counts: Record<OutboxState, number> = { pending: 0, delivered: 0, failed: 0 };
     for (const row of rows) if (row.state in counts) counts[row.state as OutboxState] = Number(row.n);
     return counts;
+  }
+
+  async outboxBacklog(): Promise<OutboxBacklog> {
+    // The partial index outbox_due covers exactly the pending rows.
+    const row = await this.db
+      .selectFrom('outbox')
+      .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return { pending: Number(row.n), oldestPendingAt: row.oldest === null ? null : new Date(row.oldest) };
   }
 }
 

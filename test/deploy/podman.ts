@@ -16,10 +16,14 @@ export const BASE_IMAGE = 'docker.io/library/node:20-bookworm-slim';
 export const IMAGE = 'localhost/sis:test';
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
-/** podman's settings for hosts with cgroups v1 (crun refuses them) and a low open-file limit. */
-export const PODMAN_ENV: Record<string, string> = {
-  CONTAINERS_CONF: process.env['CONTAINERS_CONF'] ?? join(repoRoot, 'deploy', 'container', 'containers.conf'),
-};
+/**
+ * podman's settings: the machine's own, except on hosts with cgroups v1 or hybrid (no unified
+ * hierarchy at the root), where crun refuses to run and the repository's containers.conf picks runc.
+ */
+const CGROUPS_V2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+const CONF =
+  process.env['CONTAINERS_CONF'] ?? (CGROUPS_V2 ? undefined : join(repoRoot, 'deploy', 'container', 'containers.conf'));
+export const PODMAN_ENV: Record<string, string> = CONF === undefined ? {} : { CONTAINERS_CONF: CONF };
 
 export function podman(args: readonly string[], timeoutMs = 120_000): Promise<RunResult> {
   return run(PODMAN!, args, { env: PODMAN_ENV, timeoutMs });

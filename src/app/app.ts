@@ -17,6 +17,7 @@ import { Drainer } from '../http/drain.js';
 import { Gate } from '../access/gate.js';
 import { createMetrics } from '../observe/metrics.js';
 import { OpsEndpoints } from '../observe/ops-endpoints.js';
+import { startOtlpTracing } from '../observe/otlp-tracing.js';
 import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
@@ -120,7 +121,15 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
-  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, { state, metrics: requests, gate, ops });
+  // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
+  const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
+  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {
+    state,
+    metrics: requests,
+    gate,
+    ops,
+    tracing,
+  });
   try {
     await shadow?.ready;
     await listen(server, config.port, config.host);
@@ -129,6 +138,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     await pruner?.stop();
     await sms.stop();
     await gate.close();
+    await tracing?.shutdown();
     if (ownStore) await store.close();
     throw err;
   }
@@ -158,6 +168,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         await pruner?.stop();
         await sms.stop();
         await gate.close();
+        // The last requests' spans are sent before the process ends.
+        await tracing?.shutdown();
         await store.close();
         return clean;
       })();

@@ -82,11 +82,14 @@ export function databaseSettings(
   };
 }
 
-export function loggingSettings(r: SettingReader): Section<'logLevel' | 'logFormat' | 'logSuccessSample'> {
+export function loggingSettings(
+  r: SettingReader,
+): Section<'logLevel' | 'logFormat' | 'logSuccessSample' | 'otlpEndpoint'> {
   return {
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     logFormat: r.oneOf('SIS_LOG_FORMAT', ['auto', 'json', 'pretty'] as const),
     logSuccessSample: r.int('SIS_LOG_SUCCESS_SAMPLE', 0, 1_000_000),
+    otlpEndpoint: r.url('OTEL_EXPORTER_OTLP_ENDPOINT'),
   };
 }
 

@@ -68,6 +68,8 @@ export interface Config {
   readonly logFormat: 'auto' | 'json' | 'pretty';
   /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
   readonly logSuccessSample: number;
+  /** OpenTelemetry: where spans are sent over OTLP/HTTP (`/v1/traces` appended); null: no tracing, nothing loaded. */
+  readonly otlpEndpoint: string | null;
   /** PostgreSQL pool size per process. */
   readonly databasePoolSize: number;
   /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */

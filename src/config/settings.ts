@@ -60,6 +60,11 @@ export const SETTINGS: readonly SettingInfo[] = [
       'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged',
   },
   {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    default: '',
+    meaning: 'OpenTelemetry collector (http://host:4318): a span per request sent over OTLP/HTTP; unset = no tracing',
+  },
+  {
     name: 'SIS_SHUTDOWN_GRACE_MS',
     default: '5000',
     meaning: 'on SIGTERM, how long idle keep-alive connections stay open',

@@ -9,6 +9,7 @@ import type { Gate } from '../access/gate.js';
 import type { RequestMetrics } from '../observe/metrics.js';
 import { opsPath } from '../observe/ops-endpoints.js';
 import type { OpsEndpoints } from '../observe/ops-endpoints.js';
+import type { Tracing } from '../observe/trace-context.js';
 import { isStreamed } from '../reply/reply.js';
 import { HttpExchange } from './http-exchange.js';
 import type { Logger } from '../logging/logger.js';
@@ -36,6 +37,8 @@ export interface ServerHooks {
   /** Access rules and rate limits, run before dispatch; null or disabled = skipped. */
   readonly gate?: Gate | null;
   readonly ops?: OpsEndpoints;
+  /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing?: Tracing | null;
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };
@@ -53,6 +56,7 @@ export class RequestHandler {
   readonly #gate: Gate | null;
   readonly #workerPid: string | null;
   readonly #requestLog: RequestLog;
+  readonly #tracing: Tracing | null;
 
   constructor(
     private readonly config: Config,
@@ -64,6 +68,7 @@ export class RequestHandler {
     this.#gate = hooks.gate?.enabled === true ? hooks.gate : null;
     this.#workerPid = config.debugHeaders ? String(process.pid) : null;
     this.#requestLog = new RequestLog(log, config.logSuccessSample);
+    this.#tracing = hooks.tracing ?? null;
   }
 
   /** The node:http 'request' listener (bound: pass it as it is). */
@@ -80,6 +85,7 @@ export class RequestHandler {
       }
     }
     if (metrics !== undefined) metrics.inFlight++;
+    if (this.#tracing !== null) ex.span = this.#tracing.start(ex.method, ex.traceparent, ex.started);
     if (this.#gate === null) this.admit(ex, res);
     else void this.gated(ex, res, this.#gate);
   };
@@ -163,6 +169,7 @@ export class RequestHandler {
       metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
     }
     this.#requestLog.write(ex, outcome, seconds, end);
+    ex.span?.end(outcome.service, outcome.operation, outcome.binding, outcome.reply.status);
   }
 }
 

@@ -11,6 +11,7 @@
  *
  * AuthCode (a write) is never sent twice: not replayed in `compare`, only validated in `legacy`.
  */
+import { withTraceparent } from '../observe/trace-context.js';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import type { Outcome } from '../bindings/exchange.js';
 import type { Reply } from '../reply/reply.js';
@@ -200,7 +201,8 @@ export class ShadowDispatcher {
     return {
       method: ex.method,
       relativeUrl: shape.relativeUrl,
-      rawHeaders: ex.rawHeaders,
+      // The caller's traceparent goes on as it came; while tracing, the legacy call is a child of our span.
+      rawHeaders: ex.span === null ? ex.rawHeaders : withTraceparent(ex.rawHeaders, ex.span.traceparent),
       body,
       clientAddress: ex.peerAddress,
       write: shape.write,

@@ -22,11 +22,11 @@ import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { DELIVERY_RESULTS, OutboxWorker } from '../outbox/outbox-worker.js';
-import { Pruner, retentionPolicy } from '../outbox/pruner.js';
+import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { openStore } from '../store/open/open-store.js';
@@ -78,7 +78,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const ownStore = options.store === undefined;
   const health = new DependencyHealth(log);
   const store = options.store ?? (await openOwnStore(config, log, health, options.onFatal));
-  const counted = countedStore(store, watchDatabase(health));
+  const watch = watchDatabase(health);
+  const counted = countedStore(store, watch);
   const services = groupServices(options.operations ?? operationsFor(config.results));
   if (config.results === 'extended' && !pushSettingsProtected(config)) {
     log.warn(
@@ -117,6 +118,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     },
     sms,
     onAuthCodeAccepted: () => outbox?.wake(),
+    onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));

@@ -7,26 +7,25 @@ import { AnswerCache } from './answer-cache.js';
 import type { Kept } from './answer-cache.js';
 import type { Binding, Read } from './binding.js';
 import type { Exchange, Outcome } from './exchange.js';
-import { HTTP_GET } from './http-get.js';
-import { HTTP_POST } from './http-post.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
 import { METHOD_NOT_ALLOWED, NO_SUCH_DESCRIPTION, NOT_FOUND, unrecognizedFormat } from './replies.js';
+import { buildRouteSets, routeOf } from './route.js';
+import type { Route, RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
 import type { ServiceRoutes } from './service-routes.js';
-import { soapBindingFor } from './soap.js';
 import type { Call } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
 export const OPERATION_FAILED = 'The service could not complete the request. The error has been logged.';
 
 /**
- * Routes a request as ASMX does, then runs it through one Binding: the `.asmx` file
+ * Routes a request as ASMX does (route.ts), then runs it through one Binding: the `.asmx` file
  * (case-insensitive), then the verb and path shape picks the protocol: SOAP (POST /X.asmx), HTTP
  * GET and POST (/X.asmx/Op), service description (GET /X.asmx?WSDL, ?disco) or help pages
  * (GET /X.asmx[?op=Op]). What is answered before a binding is chosen comes from replies.ts.
  */
 export class Dispatcher {
-  private readonly routes: ReadonlyMap<string, ServiceRoutes>;
+  private readonly routes: RouteSets;
   /** Kept answers of cacheable operations; null when SIS_ANSWER_CACHE_BYTES is 0. */
   readonly cache: AnswerCache | null;
 
@@ -37,7 +36,9 @@ export class Dispatcher {
     private readonly metadata: MetadataEndpoint,
   ) {
     const envelope = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
-    this.routes = buildRouteTable(services, config.namespace, { envelope, maxFormFields: config.maxFormFields });
+    this.routes = buildRouteSets(
+      buildRouteTable(services, config.namespace, { envelope, maxFormFields: config.maxFormFields }),
+    );
     this.cache = config.answerCacheBytes > 0 ? new AnswerCache(config.answerCacheBytes) : null;
   }
 
@@ -46,21 +47,24 @@ export class Dispatcher {
    * only on a failure of ours (the caller answers 500).
    */
   dispatch(ex: Exchange): Outcome | Promise<Outcome> {
-    const target = ex.target;
-    const routes = target === null ? undefined : this.routes.get(target.serviceKey);
-    if (target === null || routes === undefined) return { reply: NOT_FOUND };
-    const opPath = target.opPath;
-    const { method } = ex;
-    if (opPath === undefined) {
-      // `/X.asmx`: SOAP on POST; description and help pages on GET; 405 otherwise.
-      if (method === 'POST') return this.run(ex, routes, soapBindingFor(ex));
-      if (method === 'GET') return this.describe(ex, routes);
-      return { service: routes.name, reply: METHOD_NOT_ALLOWED };
+    const route = routeOf(ex, this.routes);
+    if (route === null) return { reply: NOT_FOUND };
+    const routes = route.service;
+    switch (route.kind) {
+      case 'call':
+        return this.run(ex, routes, route.binding!);
+      case 'describe':
+        return this.describe(ex, routes);
+      case 'method-not-allowed':
+        return { service: routes.name, reply: METHOD_NOT_ALLOWED };
+      default:
+        return { service: routes.name, reply: unrecognizedFormat(ex.target!.opPath ?? '') };
     }
-    // `/X.asmx/Op`: HTTP GET and POST; other verbs and an empty name are not a request format.
-    if (opPath !== '' && method === 'GET') return this.run(ex, routes, HTTP_GET);
-    if (opPath !== '' && method === 'POST') return this.run(ex, routes, HTTP_POST);
-    return { service: routes.name, reply: unrecognizedFormat(opPath) };
+  }
+
+  /** Where the request goes (route.ts): found once per request, whoever asks first. */
+  route(ex: Exchange): Route | null {
+    return routeOf(ex, this.routes);
   }
 
   /**
@@ -113,6 +117,7 @@ export class Dispatcher {
     if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
     const written = (value: ResultValue): Outcome => {
       const reply = binding.write(routes.writers.get(call.op)!, value);
+      if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.();
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
       return { service: routes.name, binding: binding.name, operation, reply };
     };
@@ -163,9 +168,9 @@ function bodyRefused(err: unknown, routes: ServiceRoutes, binding: Binding, oper
 
 /**
  * The dispatcher's context with this call's caller. Linked to it rather than copied: on Node 20 an
- * object spread followed by a property (`{ ...context, caller }`) measured 0.77 µs a call, the
- * link 10 ns, and under load the copies' ever-new shapes made every read of them slow (bench/
- * RESULTS.md, third session of 2026-11-26). The request path spells its objects out for the same reason.
+ * object spread followed by a property (`{ ...context, caller }`) measured far dearer than the
+ * link, and under load the copies' ever-new shapes made every read of them slow (bench/RESULTS.md).
+ * The request path spells its objects out for the same reason.
  */
 function withCaller(context: OperationContext, caller: Caller): OperationContext {
   const own = Object.create(context) as { -readonly [K in keyof OperationContext]: OperationContext[K] };

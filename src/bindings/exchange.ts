@@ -1,5 +1,6 @@
 import type { Reply } from '../reply/reply.js';
 import type { RequestTarget } from './request-target.js';
+import type { Route } from './route.js';
 import type { BindingName } from './types.js';
 
 /** What dispatch needs of an HTTP request; the HTTP layer provides it (or a test, or a replay). */
@@ -9,6 +10,8 @@ export interface Exchange {
   readonly url: string;
   /** The same, parsed once for everyone (null: it names no service file under the base path). */
   readonly target: RequestTarget | null;
+  /** Where it goes (route.ts), kept by routeOf on first use: undefined until then. */
+  route?: Route | null | undefined;
   header(name: string): string | undefined;
   /**
    * The whole body: at once when it has already arrived, else once it has; throws or rejects with

@@ -30,6 +30,8 @@ export interface ServiceRoutes {
   readonly byLowerName: ReadonlyMap<string, Operation>;
   readonly writers: ReadonlyMap<Operation, ResultWriter>;
   readonly limits: ReadLimits;
+  /** One of its operations writes (`writes` on its definition): its personal data is masked where kept. */
+  readonly writes: boolean;
 }
 
 export function buildServiceRoutes(service: Service, namespace: string, limits: ReadLimits): ServiceRoutes {
@@ -45,7 +47,8 @@ export function buildServiceRoutes(service: Service, namespace: string, limits: 
     byLowerName.set(op.name.toLowerCase(), op);
     writers.set(op, createResultWriter(op.name, op.result, namespace));
   }
-  return { service, name: service.name, namespace, byAction, byElement, byName, byLowerName, writers, limits };
+  const writes = service.operations.some((op) => op.writes === true);
+  return { service, name: service.name, namespace, byAction, byElement, byName, byLowerName, writers, limits, writes };
 }
 
 /** All service files by lower-cased name (`.asmx` names match case-insensitively, as on IIS). */

@@ -1,7 +1,5 @@
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
-import type { Binding } from './binding.js';
 import { parseMediaType } from './content-type.js';
-import type { Exchange } from './exchange.js';
 import { SoapBinding } from './soap-envelope.js';
 import { SOAP11_RULES } from './soap-11.js';
 import { SOAP12_RULES } from './soap-12.js';
@@ -12,14 +10,11 @@ export const SOAP11: SoapBinding = new SoapBinding(SOAP11_RULES, versionOf);
 export const SOAP12: SoapBinding = new SoapBinding(SOAP12_RULES, versionOf);
 
 /**
- * ASMX's first guess for `POST /X.asmx`, before the envelope is read: SOAP 1.2 when the request
- * has no SOAPAction header or comes as application/soap+xml, else 1.1. Errors met before the
- * envelope settles the version (an unreadable body, a bad route) are answered in this one.
+ * ASMX's first guess for `POST /X.asmx`, before the envelope is read (route.ts asks it): SOAP 1.2
+ * when the request has no SOAPAction header or comes as application/soap+xml, else 1.1. Errors
+ * met before the envelope settles the version (an unreadable body, a bad route) are answered in
+ * this one.
  */
-export function soapBindingFor(ex: Exchange): Binding {
-  return firstGuess(ex.header('soapaction'), ex.header('content-type'));
-}
-
 export function firstGuess(soapAction: string | undefined, contentType: string | undefined): SoapBinding {
   if (soapAction === undefined) return SOAP12;
   return parseMediaType(contentType).base === 'application/soap+xml' ? SOAP12 : SOAP11;

@@ -3,6 +3,7 @@ import type { ResultsMode } from '../operations/index.js';
 import type { RateLimit } from './parse-settings.js';
 import type { RetentionSettings } from './retention-settings.js';
 import type { SmsRules } from '../sms/sms-rules.js';
+import type { SettingValue } from './settings.js';
 
 /** The SMS gateway AuthCode's messages are posted to. */
 export interface SmsWebhook {
@@ -23,7 +24,7 @@ export interface OutboxSettings {
 
 /** Running beside the legacy service (docs/migrating.md); mode `off` leaves the rest unused. */
 export interface ShadowSettings {
-  readonly mode: 'off' | 'compare' | 'legacy';
+  readonly mode: SettingValue<'SIS_SHADOW'>;
   /** The legacy service's base URL, with a trailing slash; null only when the mode is off. */
   readonly legacyUrl: string | null;
   /** Fraction of requests compared, 0 to 1. */
@@ -62,10 +63,10 @@ export interface Config {
   /** Load demo data on the first start of an empty database. */
   readonly demoData: boolean;
   /** Who sees the help page test form: local callers only (as .NET), everyone, or no one. */
-  readonly helpTestForm: 'local' | 'all' | 'off';
-  readonly logLevel: string;
+  readonly helpTestForm: SettingValue<'SIS_HELP_TEST_FORM'>;
+  readonly logLevel: SettingValue<'LOG_LEVEL'>;
   /** json, pretty, or auto (pretty when stdout is a terminal). */
-  readonly logFormat: 'auto' | 'json' | 'pretty';
+  readonly logFormat: SettingValue<'SIS_LOG_FORMAT'>;
   /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
   readonly logSuccessSample: number;
   /** OpenTelemetry: where spans are sent over OTLP/HTTP (`/v1/traces` appended); null: no tracing, nothing loaded. */

@@ -1,36 +1,23 @@
 /**
- * AuthCode's SMS protection settings (docs/sms.md): the number rules and the velocity limits,
- * each checked here so a wrong value stops the start with its name and what is expected.
+ * The kinds of AuthCode's SMS protection settings (docs/sms.md): the number rules and the country
+ * limits, each checked so a wrong value stops the start with its name and what is expected.
  */
 import { NUMBER_TYPES } from '../sms/sms-rules.js';
-import type { CountryLimits, NumberType, SmsRules } from '../sms/sms-rules.js';
-import type { Parsed } from './parse-settings.js';
-import type { SettingReader } from './setting-reader.js';
+import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
+import type { Kind, Parsed } from './parse-settings.js';
 
 const COUNTRY = /^[A-Z]{2}$/;
 
-export function smsGuardSettings(r: SettingReader): SmsRules {
-  const region = r.str('SIS_SMS_DEFAULT_REGION').trim().toUpperCase();
-  if (region !== '' && !COUNTRY.test(region))
-    r.problems.push(`SIS_SMS_DEFAULT_REGION=${JSON.stringify(region)}: expected an ISO 3166 country code such as SA`);
-  const types = r.parsed('SIS_SMS_REFUSE_TYPES', { invalid: false, types: new Set<NumberType>() }, parseRefuseTypes);
-  return {
-    phone: {
-      defaultRegion: region === '' || !COUNTRY.test(region) ? null : region,
-      refuseInvalid: types.invalid,
-      refuseTypes: types.types,
-      countries: r.parsed('SIS_SMS_COUNTRIES', null, parseCountries),
-    },
-    velocity: {
-      backoff: r.bool('SIS_AUTH_CODE_BACKOFF'),
-      perAddressHour: r.int('SIS_AUTH_CODES_PER_ADDRESS_HOUR', 0, 1_000_000),
-      perRangeHour: r.int('SIS_AUTH_CODES_PER_RANGE_HOUR', 0, 1_000_000),
-      countryDaily: r.parsed('SIS_SMS_COUNTRY_DAILY_LIMITS', null, parseCountryLimits),
-      hourlyBudget: r.int('SIS_SMS_HOURLY_BUDGET', 0, 1_000_000_000),
-      dailyBudget: r.int('SIS_SMS_DAILY_BUDGET', 0, 1_000_000_000),
-    },
-  };
-}
+/** ISO 3166 code of numbers written without a country code; null: such numbers are taken as written. */
+export const defaultRegion: Kind<string | null> = {
+  parse: (raw) => {
+    const region = raw.trim().toUpperCase();
+    if (region === '') return { value: null };
+    return COUNTRY.test(region) ? { value: region } : { problem: 'expected an ISO 3166 country code such as SA' };
+  },
+  unset: null,
+  shown: (raw) => raw.trim().toUpperCase(),
+};
 
 function items(raw: string): string[] {
   return raw

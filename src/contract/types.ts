@@ -94,6 +94,12 @@ export interface OperationSpec<
    */
   readonly cacheable?: boolean;
   /**
+   * It changes something (AuthCode stores a code and sends an SMS): beside the legacy service it
+   * is never sent twice (src/shadow), and its success says the database takes writes again
+   * (observe/database-watch.ts). A new operation that writes must say so here.
+   */
+  readonly writes?: boolean;
+  /**
    * The behaviour: knows nothing of XML or HTTP. A value at once where the store answers at once
    * (SQLite), else a promise. Method syntax keeps specs assignable to the general type.
    */

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Exchange } from '../bindings/exchange.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { RequestTarget } from '../bindings/request-target.js';
+import type { Route } from '../bindings/route.js';
 import type { Config } from '../config/config.js';
 import { collectBody, readBody } from './body.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
@@ -21,6 +22,8 @@ export class HttpExchange implements Exchange {
   readonly started = performance.now();
   /** The body was refused part-way (too large): the connection must close after the answer. */
   bodyRefused = false;
+  /** Set by routeOf (bindings/route.ts) on first use; declared here so every exchange has one shape. */
+  route: Route | null | undefined = undefined;
   /** This request's span, while tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null otherwise. */
   span: RequestSpan | null = null;
 
@@ -60,6 +63,12 @@ export class HttpExchange implements Exchange {
   }
 
   #body: Buffer | Promise<Buffer> | undefined;
+
+  /** The request says it carries a body (chunked, or a length other than 0). */
+  get hasBody(): boolean {
+    const length = this.req.headers['content-length'];
+    return this.req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  }
 
   /** Read once: a second reader (the shadow's copy for the legacy service) gets the same bytes. */
   readBody(): Buffer | Promise<Buffer> {

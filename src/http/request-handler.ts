@@ -142,7 +142,7 @@ export class RequestHandler {
     if (refusal === null) return this.admit(ex, res);
     const service = gate.serviceName(ex.target);
     // The body was not read: the connection cannot carry another request after this answer.
-    this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, hasBody(ex));
+    this.finish(ex, res, { ...(service === null ? {} : { service }), reply: refusalReply(refusal) }, ex.hasBody);
   }
 
   /** Writes the outcome; once it is sent, counts and logs it. */
@@ -171,9 +171,4 @@ export class RequestHandler {
     this.#requestLog.write(ex, outcome, seconds, end);
     ex.span?.end(outcome.service, outcome.operation, outcome.binding, outcome.reply.status);
   }
-}
-
-function hasBody(ex: HttpExchange): boolean {
-  const length = ex.header('content-length');
-  return ex.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../reply/reply.js';
-import { isStreamed } from '../reply/reply.js';
+import { cacheControlOf, isStreamed } from '../reply/reply.js';
 import { sendStreamed } from './write-stream.js';
 import type { ReplyEnd } from './write-stream.js';
 
@@ -36,7 +36,7 @@ const DEFAULT_STALL_MS = 30_000;
  */
 export function writeReply(res: ServerResponse, reply: Reply, extras: ReplyExtras): void {
   const { body } = reply;
-  const cacheControl = reply.invoked ? 'private, max-age=0' : 'private';
+  const cacheControl = cacheControlOf(reply);
   const streamed = isStreamed(body);
   // The usual answer's headers as one literal, in wire order: one object shape for every request
   // rather than a shape per header added.

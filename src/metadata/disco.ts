@@ -4,7 +4,7 @@
  */
 import type { ServiceSpec } from '../contract/types.js';
 import { XSD_NS, XSI_NS } from '../xml/namespaces.js';
-import { el, serializeDocument } from './xml-tree.js';
+import { el, serializeDocument } from './xml-document.js';
 
 const DISCO_NS = 'http://schemas.xmlsoap.org/disco/';
 const DISCO_SCL_NS = 'http://schemas.xmlsoap.org/disco/scl/';

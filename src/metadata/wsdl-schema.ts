@@ -8,7 +8,7 @@ import type { ScalarName } from '../contract/scalars.js';
 import { isScalarResult } from '../contract/types.js';
 import type { OperationSpec, ParamSpec, ResultSpec, StructSpec } from '../contract/types.js';
 import { arrayTypeName, httpResultElementName, MS_TYPES_NS, ownTypesUsed } from './names.js';
-import { el, type XmlElement } from './xml-tree.js';
+import { el, type XmlElement } from './xml-document.js';
 
 export function wsdlTypes(operations: readonly OperationSpec[], namespace: string): XmlElement {
   const ownTypes = ownTypesUsed(operations);

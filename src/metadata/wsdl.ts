@@ -20,7 +20,7 @@ import {
   WSDL_SOAP_NS,
 } from './names.js';
 import { wsdlTypes } from './wsdl-schema.js';
-import { el, serializeDocument, type XmlElement } from './xml-tree.js';
+import { el, serializeDocument, type XmlElement } from './xml-document.js';
 
 type HttpVerb = 'HttpGet' | 'HttpPost';
 

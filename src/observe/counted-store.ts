@@ -4,14 +4,15 @@ import type { Store } from '../store/store.js';
 /** A store that counts its calls in progress. */
 export type CountedStore = Store & { readonly inFlight: number };
 
-/** Told how each call ended: the database's state is watched through them (database-watch.ts). */
+/**
+ * Told how each call ended: the database's state is watched through them (database-watch.ts).
+ * Whether the database takes writes again is told by the operations that write (their `writes`
+ * flag, read by the dispatcher), not by the names of store methods.
+ */
 export interface StoreObserver {
-  succeeded(write: boolean): void;
+  succeeded(): void;
   failed(error: unknown): void;
 }
-
-/** The Store methods that write: their success says the database takes writes again. */
-const WRITES: ReadonlySet<string> = new Set(['acceptAuthCode', 'recordAuthCode', 'importDataset']);
 
 /**
  * Wraps a store to count its calls in progress, for the `sis_db_calls_in_flight` gauge (the store
@@ -27,18 +28,14 @@ export function countedStore(inner: Store, observer: StoreObserver | null = null
     inFlight--;
     observer?.failed(error);
   };
-  const read = (): void => {
+  const succeeded = (): void => {
     inFlight--;
-    observer?.succeeded(false);
-  };
-  const wrote = (): void => {
-    inFlight--;
-    observer?.succeeded(true);
+    observer?.succeeded();
   };
   const store = forwardMethods<Store>(
     inner,
     () => inner,
-    (call, name) => {
+    (call) => {
       let result: unknown;
       try {
         result = call();
@@ -48,10 +45,10 @@ export function countedStore(inner: Store, observer: StoreObserver | null = null
       }
       if (result instanceof Promise) {
         inFlight++;
-        result.then(WRITES.has(name) ? wrote : read, failed);
+        result.then(succeeded, failed);
       } else if (!isAsyncIterable(result)) {
         // Read at once (SQLite): a success now. A streamed list has read nothing yet.
-        observer?.succeeded(WRITES.has(name));
+        observer?.succeeded();
       }
       return result;
     },

@@ -49,11 +49,15 @@ export function noteDatabaseDown(health: DependencyHealth, error: unknown): void
     health.database.failed(UNAVAILABLE, error);
 }
 
-export function watchDatabase(health: DependencyHealth): StoreObserver {
+/** The store's calls watched, and `wrote` for an operation that writes and succeeded (OperationContext.onWritten). */
+export function watchDatabase(health: DependencyHealth): StoreObserver & { wrote(): void } {
   return {
-    succeeded(write) {
+    succeeded() {
       health.database.worked();
-      if (write) health.databaseWrites.worked();
+    },
+    wrote() {
+      health.database.worked();
+      health.databaseWrites.worked();
     },
     failed(error) {
       noteDatabaseFailure(health, error);

@@ -11,6 +11,7 @@ export const AuthCode = defineOperation({
     { name: 'phone', type: 'string', doc: 'the phone to send it to: optional + and 7 to 15 digits' },
   ],
   result: { kind: 'void' },
+  writes: true,
   async run(args, ctx: OperationContext) {
     // A dry run (beside the legacy service, which sends the real code) checks what a real call
     // checks and writes nothing: no code stored, no SMS queued, no counter taken.

@@ -32,6 +32,11 @@ export interface OperationContext {
    * SMS queued). Set beside the legacy service, whose answer the client gets (src/shadow).
    */
   readonly dryRun?: boolean;
+  /**
+   * Told when an operation that writes (`writes` on its definition) succeeded, never in a dry run:
+   * the database takes writes again (observe/database-watch.ts).
+   */
+  readonly onWritten?: () => void;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
   /**

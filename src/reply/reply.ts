@@ -30,6 +30,11 @@ export interface StreamedBody {
   close(): Promise<void>;
 }
 
+/** ASMX's Cache-Control: `private, max-age=0` once the operation was invoked, `private` otherwise. */
+export function cacheControlOf(reply: Reply): string {
+  return reply.invoked ? 'private, max-age=0' : 'private';
+}
+
 export function isStreamed(body: Body): body is StreamedBody {
   return typeof body !== 'string' && !Array.isArray(body);
 }

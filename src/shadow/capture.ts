@@ -3,7 +3,7 @@
  * Cache-Control, body), read within a size cap. A streamed list is either read here (ours computed
  * in the background) or copied as it is sent to the client (`teeReply`), never read twice.
  */
-import { isStreamed } from '../reply/reply.js';
+import { cacheControlOf, isStreamed } from '../reply/reply.js';
 import type { Reply, StreamedBody } from '../reply/reply.js';
 
 export interface Captured {
@@ -16,7 +16,7 @@ export interface Captured {
 /** The headers writeReply sends, as the reply makes them. */
 function head(reply: Reply): Omit<Captured, 'body'> {
   let contentType = reply.contentType;
-  let cacheControl: string | null = reply.invoked ? 'private, max-age=0' : 'private';
+  let cacheControl: string | null = cacheControlOf(reply);
   for (const [name, value] of reply.headers ?? []) {
     const lower = name.toLowerCase();
     if (lower === 'content-type') contentType = value;

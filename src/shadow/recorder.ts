@@ -4,9 +4,16 @@
  * differences kept as examples, bounded in the database (SIS_SHADOW_KEEP, 20 per kind) and here
  * (a kind known full is not asked again until the next flush, and few keeps run at once).
  */
+import type { BindingName } from '../bindings/types.js';
 import type { Logger } from '../logging/logger.js';
 import type { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { ShadowCount, ShadowDifference, ShadowResult, ShadowStore } from '../store/shadow-types.js';
+
+/**
+ * As reports and metrics name a comparison's binding: the binding that answered, or `metadata`
+ * for what is answered before a binding is chosen (WSDL, disco, help pages, 404, 405).
+ */
+export type BindingLabel = BindingName | 'metadata';
 
 /** Examples of one operation, binding and kind of difference, at most. */
 export const PER_KIND = 20;
@@ -47,7 +54,7 @@ export class ShadowRecorder {
   count(
     service: string | null,
     operation: string | null,
-    binding: string,
+    binding: BindingLabel,
     result: ShadowResult,
     kind: string | null = null,
   ): void {
@@ -63,7 +70,10 @@ export class ShadowRecorder {
   }
 
   /** Counts the difference and keeps it as an example when there is room (`example` is built only then). */
-  different(difference: Omit<ShadowDifference, 'example'>, example: () => ShadowDifference['example']): void {
+  different(
+    difference: Omit<ShadowDifference, 'example' | 'binding'> & { readonly binding: BindingLabel },
+    example: () => ShadowDifference['example'],
+  ): void {
     this.count(difference.service, difference.operation, difference.binding, 'different', difference.kind);
     const store = this.store;
     const kindKey = `${difference.service ?? ''}\u0000${difference.operation ?? ''}\u0000${difference.binding}\u0000${difference.kind}`;

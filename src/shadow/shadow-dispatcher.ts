@@ -9,31 +9,32 @@
  *   passed through); ours is computed in-process in the background (no HTTP to ourselves), with
  *   writes validated only (the dry-run dispatcher), and compared.
  *
- * AuthCode (a write) is never sent twice: not replayed in `compare`, only validated in `legacy`.
+ * An operation that writes (AuthCode; `writes` on its definition) is never sent twice: not
+ * replayed in `compare`, only validated in `legacy`. What a request is (its service file, binding,
+ * operation, whether it may write) is the bindings' route (bindings/route.ts), never guessed here;
+ * its labels are those the metrics and the access log get for it.
  */
 import { withTraceparent } from '../observe/trace-context.js';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import type { Outcome } from '../bindings/exchange.js';
+import type { Route } from '../bindings/route.js';
 import type { Reply } from '../reply/reply.js';
 import type { ShadowSettings } from '../config/config.js';
 import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
-import type { Comparer } from './comparer.js';
+import type { Comparer } from './in-process-comparer.js';
 import { Failover } from './failover.js';
-import type { Judgement } from './judge.js';
-import { judge } from './judge.js';
+import type { Judgement } from './judgement.js';
+import { judge } from './judgement.js';
 import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
-import type { ShadowRecorder } from './recorder.js';
-import type { RequestShape, ServiceFile } from './request-shape.js';
-import { shapeOf } from './request-shape.js';
+import type { BindingLabel, ShadowRecorder } from './recorder.js';
 import { passThrough } from './pass-through.js';
 
 export interface ShadowParts {
   readonly settings: ShadowSettings;
   readonly basePath: string;
-  readonly files: ReadonlyMap<string, ServiceFile>;
   /** Ours, as the client gets it. */
   readonly dispatcher: Dispatcher;
   /** Ours with writes validated only (legacy mode's background answers). */
@@ -50,11 +51,11 @@ export interface ShadowParts {
   readonly sampled?: () => boolean;
 }
 
-/** Labels of one comparison: ours where our answer says, else what the path says. */
+/** Labels of one comparison: those of our answer (as metrics and the access log), else of the route. */
 interface Labels {
   readonly service: string | null;
   readonly operation: string | null;
-  readonly binding: string;
+  readonly binding: BindingLabel;
 }
 
 /** What a comparison with a legacy left alone for refusing connections comes to (see Comparer.paused). */
@@ -79,40 +80,40 @@ export class ShadowDispatcher {
   }
 
   dispatch(ex: HttpExchange): Outcome | Promise<Outcome> {
-    const shape = shapeOf(ex, this.parts.basePath, this.parts.files);
-    if (shape === null) return this.parts.dispatcher.dispatch(ex);
-    return this.parts.settings.mode === 'legacy' ? this.legacyAnswers(ex, shape) : this.compare(ex, shape);
+    const { basePath, dispatcher } = this.parts;
+    // Not under the base path: the legacy service has nothing there.
+    if (!ex.url.startsWith(basePath)) return dispatcher.dispatch(ex);
+    const route = dispatcher.route(ex);
+    return this.parts.settings.mode === 'legacy' ? this.legacyAnswers(ex, route) : this.compare(ex, route);
   }
 
-  /** A comparison may start: sampled, and under the in-flight cap. Counted `skipped` otherwise. */
-  private admit(labels: Labels): boolean {
+  /** A comparison may start: sampled, and under the in-flight cap. */
+  private admitted(): boolean {
     if (this.#sampled() && this.#inFlight < this.parts.settings.maxInFlight) {
       this.#inFlight++;
       return true;
     }
-    this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
     return false;
   }
 
-  private compare(ex: HttpExchange, shape: RequestShape): Outcome | Promise<Outcome> {
-    const { dispatcher, recorder } = this.parts;
-    if (shape.write) {
-      recorder.count(shape.service, shape.operation, shape.binding, 'skipped');
-      return dispatcher.dispatch(ex);
-    }
-    if (!this.admit(shape)) return dispatcher.dispatch(ex);
+  private compare(ex: HttpExchange, route: Route | null): Outcome | Promise<Outcome> {
+    const { dispatcher } = this.parts;
+    // A write is never replayed; a request not sampled or over the cap is not compared: both
+    // counted `skipped`, under the labels our answer gets.
+    if (route?.writes === true || !this.admitted())
+      return counted(dispatcher.dispatch(ex), (outcome) => this.skipped(labelsOf(outcome, route)));
     if (this.parts.comparer.paused()) {
       // A legacy refusing connections: each comparison would fail at once, so none is sent.
       this.#inFlight--;
-      return counted(dispatcher.dispatch(ex), (outcome) => this.apply(labelsOf(outcome, shape), LEGACY_REFUSING));
+      return counted(dispatcher.dispatch(ex), (outcome) => this.apply(labelsOf(outcome, route), LEGACY_REFUSING));
     }
     // Read once, for both: our dispatcher and the copy for the legacy service get the same bytes.
-    const body = shape.hasBody ? bodyOf(ex) : Promise.resolve(null);
+    const body = ex.hasBody ? bodyOf(ex) : Promise.resolve(null);
     body.catch(() => undefined);
     return Promise.resolve(dispatcher.dispatch(ex)).then(
       (outcome) => {
         const { reply, captured } = teeReply(outcome.reply, this.parts.settings.maxAnswerBytes);
-        this.replay(ex, shape, outcome, body, captured)
+        this.replay(ex, route, outcome, body, captured)
           .catch((err: unknown) => this.parts.log.error({ err }, 'shadow: a comparison failed'))
           .finally(() => this.#inFlight--);
         return reply === outcome.reply ? outcome : { ...outcome, reply };
@@ -127,56 +128,61 @@ export class ShadowDispatcher {
   /** Compare mode's background half: once ours is sent, the legacy service asked and the answers judged. */
   private async replay(
     ex: HttpExchange,
-    shape: RequestShape,
+    route: Route | null,
     outcome: Outcome,
     bodyRead: Promise<Buffer | null>,
     captured: Promise<Captured | null>,
   ): Promise<void> {
-    const labels = labelsOf(outcome, shape);
+    const labels = labelsOf(outcome, route);
     const body = await bodyRead.catch(() => undefined);
     const ours = await captured;
     // A body we refused, or an answer too large to compare: the legacy service is not asked.
-    if (body === undefined || ours === null)
-      return this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
+    if (body === undefined || ours === null) return this.skipped(labels);
     const verdict = await this.parts.comparer.compare({
-      forward: this.forwardOf(ex, shape, body),
+      forward: this.forwardOf(ex, route, body),
       url: ex.url,
       ours,
       metadata: labels.binding === 'metadata',
-      personal: this.personal(labels.service),
+      personal: route?.service.writes === true,
     });
     this.parts.recorder.legacyAnswered(verdict.seconds);
     this.apply(labels, verdict.judgement);
   }
 
-  private async legacyAnswers(ex: HttpExchange, shape: RequestShape): Promise<Outcome> {
+  /**
+   * Legacy mode: the legacy's answer is the client's, labelled (in metrics, the access log and
+   * the comparison) as the route names it, as ASMX routes before the envelope is read.
+   */
+  private async legacyAnswers(ex: HttpExchange, route: Route | null): Promise<Outcome> {
     const { dispatcher, dryRun } = this.parts;
+    const labels = routeLabels(route);
     let body: Buffer | null = null;
     try {
-      body = shape.hasBody ? await ex.readBody() : null;
+      body = ex.hasBody ? await ex.readBody() : null;
     } catch {
       // Refused (too large) or cut: ours answers that, as it would alone; the legacy is not asked.
-      this.parts.recorder.count(shape.service, shape.operation, shape.binding, 'skipped');
+      this.skipped(labels);
       return dispatcher.dispatch(ex);
     }
-    const compared = this.admit(shape);
+    const compared = this.admitted();
+    if (!compared) this.skipped(labels);
     const ours = compared ? this.ours(dryRun, ex) : null;
-    const result = await this.send(ex, shape, body);
+    const result = await this.send(ex, route, body);
     if (ours !== null) {
       ours
-        .then(({ outcome, captured }) => this.record(ex, body, labelsOf(outcome, shape), result, captured))
+        .then(({ outcome, captured }) => this.record(ex, body, withOperation(labels, outcome), result, captured, route))
         .catch((err: unknown) => this.parts.log.error({ err }, 'shadow: a comparison failed'))
         .finally(() => this.#inFlight--);
     } else if (!result.ok) {
-      this.parts.recorder.count(shape.service, shape.operation, shape.binding, 'legacy-failed');
+      this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'legacy-failed');
     }
     if (result.ok) {
       this.#failover.answered();
-      return { ...outcomeLabels(shape), reply: passThrough(result.answer) };
+      return { ...outcomeLabels(route), reply: passThrough(result.answer) };
     }
     // A write the legacy may have taken is not done again here: the client is told it failed.
-    const mayAnswer = !shape.write || !result.reached;
-    if (!this.#failover.failed(result, mayAnswer)) return { ...outcomeLabels(shape), reply: BAD_GATEWAY };
+    const mayAnswer = route?.writes !== true || !result.reached;
+    if (!this.#failover.failed(result, mayAnswer)) return { ...outcomeLabels(route), reply: BAD_GATEWAY };
     return dispatcher.dispatch(ex);
   }
 
@@ -191,40 +197,41 @@ export class ShadowDispatcher {
     );
   }
 
-  private async send(ex: HttpExchange, shape: RequestShape, body: Buffer | null): Promise<LegacyResult> {
-    const result = await this.parts.legacy.send(this.forwardOf(ex, shape, body));
+  private async send(ex: HttpExchange, route: Route | null, body: Buffer | null): Promise<LegacyResult> {
+    const result = await this.parts.legacy.send(this.forwardOf(ex, route, body));
     this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
     return result;
   }
 
-  private forwardOf(ex: HttpExchange, shape: RequestShape, body: Buffer | null): ForwardRequest {
+  private forwardOf(ex: HttpExchange, route: Route | null, body: Buffer | null): ForwardRequest {
     return {
       method: ex.method,
-      relativeUrl: shape.relativeUrl,
+      // Appended to SIS_LEGACY_URL: the target below SIS_BASE_PATH.
+      relativeUrl: ex.url.slice(this.parts.basePath.length),
       // The caller's traceparent goes on as it came; while tracing, the legacy call is a child of our span.
       rawHeaders: ex.span === null ? ex.rawHeaders : withTraceparent(ex.rawHeaders, ex.span.traceparent),
       body,
       clientAddress: ex.peerAddress,
-      write: shape.write,
+      write: route?.writes === true,
     };
   }
 
-  /** The file of a write (AuthCode): its phones and codes are masked in what is kept. */
-  private personal(service: string | null): boolean {
-    return service !== null && this.parts.files.get(service.toLowerCase())?.writes === true;
-  }
-
-  /** Legacy mode: our answer, computed here, judged here. */
+  /** Legacy mode: our answer, computed here, judged here (a file that writes has its phones and codes masked). */
   private record(
     ex: HttpExchange,
     body: Buffer | null,
     labels: Labels,
     result: LegacyResult,
     ours: Captured | null,
+    route: Route | null,
   ): void {
     const request = { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body };
     const metadata = labels.binding === 'metadata';
-    this.apply(labels, judge(result, { request, ours, metadata, personal: this.personal(labels.service) }));
+    this.apply(labels, judge(result, { request, ours, metadata, personal: route?.service.writes === true }));
+  }
+
+  private skipped(labels: Labels): void {
+    this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
   }
 
   private apply(labels: Labels, judgement: Judgement): void {
@@ -236,20 +243,37 @@ export class ShadowDispatcher {
   }
 }
 
-function labelsOf(outcome: Outcome | null, shape: RequestShape): Labels {
+/** Compare mode: our answer's labels, the very ones the metrics and the access log get. */
+function labelsOf(outcome: Outcome, route: Route | null): Labels {
   return {
-    service: outcome?.service ?? shape.service,
-    operation: outcome?.operation ?? shape.operation,
-    binding: shape.binding === 'metadata' ? 'metadata' : (outcome?.binding ?? shape.binding),
+    service: outcome.service ?? route?.service.name ?? null,
+    operation: outcome.operation ?? route?.operation?.name ?? null,
+    binding: outcome.binding ?? 'metadata',
   };
 }
 
-/** The labels the request log and metrics get for an answer the legacy service gave. */
-function outcomeLabels(shape: RequestShape): Omit<Outcome, 'reply'> {
+/** Legacy mode: the route's labels (the client's answer is the legacy's, labelled as routed). */
+function routeLabels(route: Route | null): Labels {
   return {
-    ...(shape.service === null ? {} : { service: shape.service }),
-    ...(shape.operation === null ? {} : { operation: shape.operation }),
-    ...(shape.binding === 'metadata' ? {} : { binding: shape.binding }),
+    service: route?.service.name ?? null,
+    operation: route?.operation?.name ?? null,
+    binding: route?.binding?.name ?? 'metadata',
+  };
+}
+
+/** The route's labels, with the operation our answer found when the route could not name it (SOAP's is in the body). */
+function withOperation(labels: Labels, outcome: Outcome | null): Labels {
+  return labels.operation !== null || outcome?.operation === undefined
+    ? labels
+    : { ...labels, operation: outcome.operation };
+}
+
+/** The labels the request log and metrics get for an answer the legacy service gave. */
+function outcomeLabels(route: Route | null): Omit<Outcome, 'reply'> {
+  return {
+    service: route?.service.name,
+    operation: route?.operation?.name,
+    binding: route?.binding?.name,
   };
 }
 

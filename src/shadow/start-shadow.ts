@@ -11,16 +11,15 @@ import type { Logger } from '../logging/logger.js';
 import type { Service } from '../operations/index.js';
 import { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { Registry } from 'prom-client';
-import type { Pruner, PruneStep } from '../outbox/pruner.js';
+import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { OperationContext } from '../operations/context.js';
 import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
-import { InProcessComparer } from './comparer.js';
+import { InProcessComparer } from './in-process-comparer.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
-import { serviceFiles } from './request-shape.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
-import { WorkerComparer } from './worker-comparer.js';
+import { ThreadedComparer } from './threaded-comparer.js';
 
 /** Counts are added to the database this often (and at stop): one write per instance, not per request. */
 export const FLUSH_MS = 5000;
@@ -71,14 +70,13 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
   const comparer =
     settings.mode === 'compare'
-      ? new WorkerComparer({ legacyUrl: settings.legacyUrl, client }, log)
+      ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client }, log)
       : new InProcessComparer(legacy);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
   const dispatcher = new ShadowDispatcher({
     settings,
     basePath: config.basePath,
-    files: serviceFiles(services),
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,

@@ -4,7 +4,7 @@
  * element is reported once rather than shifting every sibling after it.
  */
 import type { ShadowPath } from '../store/shadow-types.js';
-import type { XmlNode } from './xml-tree.js';
+import type { XmlNode } from '../xml/xml-tree.js';
 
 /** Paths reported per comparison, at most: enough to see the pattern. */
 export const MAX_PATHS = 50;

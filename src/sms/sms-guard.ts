@@ -33,7 +33,7 @@ export interface SmsGuardOptions {
 }
 
 export interface AdmitRequest {
-  /** The phone in its normal form (auth-code-input.ts). */
+  /** The phone in its normal form (normalizePhone, operations/auth-code-checks.ts). */
   readonly phone: string;
   /** The client's address ('' when unknown: not counted). */
   readonly address: string;

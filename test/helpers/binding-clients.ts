@@ -5,8 +5,8 @@ import type { ListValue, ParamSpec, ResultValue, StructValue } from '../../src/c
 import type { Operation } from '../../src/operations/index.js';
 import { rawRequest } from './raw-http.js';
 import type { RawResponse } from './raw-http.js';
-import { child, parseXml } from './xml-tree.js';
-import type { El } from './xml-tree.js';
+import { child, readTree } from '../../src/xml/xml-tree.js';
+import type { XmlNode } from '../../src/xml/xml-tree.js';
 
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 const ENV: Readonly<Record<'soap11' | 'soap12', string>> = {
@@ -50,7 +50,7 @@ function soapClient(name: 'soap11' | 'soap12'): BindingClient {
           : [['Content-Type', `application/soap+xml; charset=utf-8; action="${action}"`]];
       const res = await rawRequest(url, { method: 'POST', path: `/${op.service}.asmx`, headers, body });
       if (res.status !== 200) return { res, value: undefined };
-      const envelope = parseXml(res.body.toString('utf8'));
+      const envelope = readTree(res.body.toString('utf8'));
       const resp = child(child(envelope, 'Body')!, `${op.name}Response`)!;
       const result = child(resp, `${op.name}Result`);
       return { res, value: readSoapResult(op, result) };
@@ -64,7 +64,7 @@ function xmlArg(p: ParamSpec, text: string): string {
   return scalar.toXml(scalar.fromForm(text));
 }
 
-function readSoapResult(op: Operation, result: El | undefined): ResultValue {
+function readSoapResult(op: Operation, result: XmlNode | undefined): ResultValue {
   if (op.result.kind === 'void') return undefined;
   if (result === undefined) return null;
   if (isScalarResult(op.result)) return scalarOf(op.result.kind).fromXml(result.text);
@@ -72,8 +72,8 @@ function readSoapResult(op: Operation, result: El | undefined): ResultValue {
   return readStruct(result);
 }
 
-function readStruct(el: El): StructValue | null {
-  if (el.attrs.get(`{${XSI}}nil`) === 'true') return null;
+function readStruct(el: XmlNode): StructValue | null {
+  if (el.attrs.get(`{${XSI}}nil`)?.value === 'true') return null;
   const out: Record<string, string> = {};
   for (const c of el.children) out[c.local] = c.text;
   return out;
@@ -98,8 +98,8 @@ function httpClient(name: 'httpget' | 'httppost'): BindingClient {
               body: form,
             });
       if (res.status !== 200 || op.result.kind === 'void') return { res, value: undefined };
-      const root = parseXml(res.body.toString('utf8'));
-      if (root.attrs.get(`{${XSI}}nil`) === 'true') return { res, value: null };
+      const root = readTree(res.body.toString('utf8'));
+      if (root.attrs.get(`{${XSI}}nil`)?.value === 'true') return { res, value: null };
       if (isScalarResult(op.result)) return { res, value: scalarOf(op.result.kind).fromXml(root.text) };
       if (op.result.kind === 'list') return { res, value: root.children.map(readStruct) as ListValue };
       return { res, value: readStruct(root) };

@@ -1,8 +1,8 @@
 /**
  * A service file the contract does not have, for tests only: `ClassRegistry.asmx`. Its operations
  * take the shapes the readers and writers handle (a string and a char in, a list of a struct out
- * with a null field, an empty one and a nil item; a struct; a string; void; an int in and out; a
- * boolean in and out).
+ * with a null field, an empty one and a nil item; a struct; a string; void, and writing; an int in
+ * and out; a boolean in and out).
  * Given to the app beside the contract's operations, with no other edit, they are routed over the
  * four bindings, described by the WSDL, disco and help pages, and counted by the metrics: adding an
  * operation is one entry.
@@ -70,12 +70,14 @@ export const GetClassTitle = defineOperation({
   },
 });
 
+/** A write: beside the legacy service it is never sent twice, from this flag alone. */
 export const ArchiveClass = defineOperation({
   service: CLASS_REGISTRY,
   name: 'ArchiveClass',
   doc: 'Archives a class; answers nothing.',
   params: [{ name: 'class_id', type: 'string', doc: 'the class' }],
   result: { kind: 'void' },
+  writes: true,
   async run(args) {
     if (args.class_id !== null) archived.push(args.class_id);
   },

@@ -10,7 +10,7 @@ import { ImportRejectedError } from '../../src/store/import/bulk-import.js';
 import { csvSource } from '../../src/dataset/csv.js';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
 import { MigrationError } from '../../src/store/schema/migrations.js';

@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { ACTIVE, dataset, SCHOOL, SPECIAL_ID, SPECIAL_ID_TOKEN } from '../clients/scenarios.js';
 import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { parseXml } from '../helpers/xml-tree.js';
+import { readTree } from '../../src/xml/xml-tree.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MISSING = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: install chromium`;
@@ -83,7 +83,7 @@ describe('help pages in headless Chromium', () => {
       assert.equal(response.request().method(), 'POST');
       assert.equal(response.status(), 200);
       assert.equal(response.headers()['content-type'], 'text/xml; charset=utf-8');
-      const root = parseXml(await response.text());
+      const root = readTree(await response.text());
       assert.equal(root.local, 'ArrayOfStudentInfo');
       assert.deepEqual(
         root.children.map((s) => Object.fromEntries(s.children.map((f) => [f.local, f.text]))),
@@ -112,7 +112,7 @@ describe('help pages in headless Chromium', () => {
     await page.getByLabel('id:').fill(SPECIAL_ID);
     const { popup, response } = await invoke(context!, page, 'GetTokenDevice');
     assert.equal(response.status(), 200);
-    const root = parseXml(await response.text());
+    const root = readTree(await response.text());
     assert.equal(root.local, 'string');
     assert.equal(root.text, SPECIAL_ID_TOKEN);
     assert.match(await popup.locator('body').innerText(), new RegExp(SPECIAL_ID_TOKEN));

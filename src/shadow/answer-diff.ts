@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { ShadowPath } from '../store/shadow-types.js';
 import type { Captured } from './capture.js';
 import { clip, diffTrees, MAX_PATHS } from './xml-diff.js';
-import { parseTree } from './xml-tree.js';
+import { parseTree } from '../xml/xml-tree.js';
 
 export type Comparison =
   | { readonly result: 'identical' | 'equivalent' }

@@ -1,11 +1,11 @@
 /**
- * The comparison worker's thread (started by worker-comparer.ts): jobs arrive in batches, each is
+ * The comparison worker's thread (started by threaded-comparer.ts): jobs arrive in batches, each is
  * sent to the legacy service and judged against our answer here, and the verdicts go back in
  * batches too, one message per turn of this thread's event loop rather than one per exchange.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CompareJob, Verdict } from './comparer.js';
-import { InProcessComparer } from './comparer.js';
+import type { CompareJob, Verdict } from './in-process-comparer.js';
+import { InProcessComparer } from './in-process-comparer.js';
 import type { LegacyClientOptions } from './legacy-client.js';
 import { LegacyClient } from './legacy-client.js';
 
@@ -19,7 +19,7 @@ export type JobMessage = readonly { readonly id: number; readonly job: CompareJo
 export type VerdictMessage = readonly { readonly id: number; readonly verdict: Verdict }[] | 'ready';
 
 const port = parentPort;
-if (port === null) throw new Error('compare-worker.js runs as a worker thread (see worker-comparer.ts)');
+if (port === null) throw new Error('comparison-thread.js runs as a worker thread (see threaded-comparer.ts)');
 const settings = workerData as WorkerSettings;
 const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client));
 

@@ -1,12 +1,12 @@
 /**
  * Compare mode's background half behind one interface: send the client's request to the legacy
  * service and judge its answer against ours. `InProcessComparer` does it on this thread;
- * `WorkerComparer` (worker-comparer.ts) hands it to a worker thread, so the HTTP client and the
+ * `ThreadedComparer` (threaded-comparer.ts) hands it to a worker thread, so the HTTP client and the
  * comparison cost the thread that answers clients almost nothing.
  */
 import type { Captured } from './capture.js';
-import type { JudgedExchange, Judgement } from './judge.js';
-import { judge } from './judge.js';
+import type { JudgedExchange, Judgement } from './judgement.js';
+import { judge } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
 
 export interface CompareJob {

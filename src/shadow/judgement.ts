@@ -5,7 +5,7 @@
  */
 import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
 import type { Captured } from './capture.js';
-import { compareAnswers } from './compare.js';
+import { compareAnswers } from './answer-diff.js';
 import type { ExampleRequest } from './example.js';
 import { buildExample } from './example.js';
 import type { LegacyAnswer, LegacyResult } from './legacy-client.js';

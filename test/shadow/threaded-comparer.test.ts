@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { CompareJob } from '../../src/shadow/comparer.js';
-import { WorkerComparer } from '../../src/shadow/worker-comparer.js';
+import type { CompareJob } from '../../src/shadow/in-process-comparer.js';
+import { ThreadedComparer } from '../../src/shadow/threaded-comparer.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { closedPort } from '../helpers/sms-gateway.js';
 
@@ -36,8 +36,8 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
 }
 
 /** A comparer for `legacyUrl`, started (its worker ready) for `body`, closed after it. */
-async function withComparer(legacyUrl: string, body: (comparer: WorkerComparer) => Promise<void>): Promise<void> {
-  const comparer = new WorkerComparer(
+async function withComparer(legacyUrl: string, body: (comparer: ThreadedComparer) => Promise<void>): Promise<void> {
+  const comparer = new ThreadedComparer(
     { legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
     log,
   );

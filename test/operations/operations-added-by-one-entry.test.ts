@@ -2,15 +2,18 @@
  * "An operation is one entry", proven: a real server given test-only operations in a service file
  * of their own (ClassRegistry.asmx, test/helpers/class-registry.ts) beside the contract's, with no
  * other edit, routes them over the four bindings through the same binding loop as the contract's
- * (test/service/operations.test.ts), and its gate and metrics know them. The WSDL, disco and help pages are
- * in test/wire/metadata-extension.test.ts.
+ * (test/operations/operations.test.ts), and its gate and metrics know them; beside the legacy
+ * service, the one that writes (ArchiveClass, `writes: true`) is never sent to it. The WSDL, disco
+ * and help pages are in test/wire/metadata-extension.test.ts.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createClientAsync } from 'soap';
 import { operations } from '../../src/operations/index.js';
 import { missingCases, operationsOverEveryBinding } from '../helpers/binding-loop.js';
-import { CLASS_REGISTRY, CLASS_REGISTRY_CASES, classRegistry } from '../helpers/class-registry.js';
+import { archived, CLASS_REGISTRY, CLASS_REGISTRY_CASES, classRegistry } from '../helpers/class-registry.js';
 import { CONTRACT_CASES, CONTRACT_DATASET } from '../helpers/contract-cases.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
@@ -247,6 +250,74 @@ describe('an int and a boolean operation, from the table of simple types alone',
       });
       assert.deepEqual(await call('HasClass', { class_id: '7A', with_teacher: true }), { HasClassResult: true });
       assert.deepEqual(await call('HasClass', { class_id: '7B', with_teacher: true }), { HasClassResult: false });
+    }
+  });
+});
+
+describe('ClassRegistry.asmx beside the legacy service (SIS_SHADOW=compare), with no other edit', () => {
+  it('never sends the operation that writes to the legacy service, over any binding; its reads are compared', async () => {
+    // A legacy service that records what it is sent and answers 200 to everything.
+    const sent: string[] = [];
+    const legacy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        sent.push(`${req.method} ${req.url} ${Buffer.concat(chunks).toString('utf8')}`);
+        res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => legacy.listen(0, '127.0.0.1', resolve));
+    const server = await startTestServer({
+      operations: served,
+      env: {
+        SIS_SHADOW: 'compare',
+        SIS_LEGACY_URL: `http://127.0.0.1:${(legacy.address() as AddressInfo).port}/`,
+        SIS_SHADOW_TIMEOUT_MS: '2000',
+      },
+    });
+    try {
+      const path = `/${CLASS_REGISTRY}.asmx`;
+      const call = (op: string, params: string): string => soapCall(op, params);
+      const soap12 = (op: string, params: string): string =>
+        call(op, params).replace(
+          'http://schemas.xmlsoap.org/soap/envelope/',
+          'http://www.w3.org/2003/05/soap-envelope',
+        );
+      const requests = [
+        {
+          method: 'POST',
+          path,
+          headers: [
+            ['Content-Type', 'text/xml; charset=utf-8'],
+            ['SOAPAction', '"http://tempuri.org/ArchiveClass"'],
+          ] as [string, string][],
+          body: call('ArchiveClass', '<class_id>shadow-soap11</class_id>'),
+        },
+        {
+          method: 'POST',
+          path,
+          headers: [['Content-Type', 'application/soap+xml; charset=utf-8']] as [string, string][],
+          body: soap12('ArchiveClass', '<class_id>shadow-soap12</class_id>'),
+        },
+        { method: 'GET', path: `${path}/ArchiveClass?class_id=shadow-httpget` },
+        {
+          method: 'POST',
+          path: `${path}/ArchiveClass`,
+          headers: [['Content-Type', 'application/x-www-form-urlencoded']] as [string, string][],
+          body: 'class_id=shadow-httppost',
+        },
+        // A read of the same file: sent on and compared, so the legacy service is seen to be asked.
+        { method: 'GET', path: `${path}/GetClassTitle?class_id=7A` },
+      ];
+      for (const r of requests) assert.equal((await rawRequest(server.url, r)).status, 200, `${r.method} ${r.path}`);
+      // Stopping waits for the comparisons in progress.
+      await server.app.close();
+      for (const binding of ['soap11', 'soap12', 'httpget', 'httppost'])
+        assert.equal(archived.filter((id) => id === `shadow-${binding}`).length, 1, `ours ran it once (${binding})`);
+      assert.deepEqual(sent, [`GET /${CLASS_REGISTRY}.asmx/GetClassTitle?class_id=7A `]);
+    } finally {
+      await server.close();
+      await new Promise<void>((resolve) => legacy.close(() => resolve()));
     }
   });
 });

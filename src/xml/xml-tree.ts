@@ -1,8 +1,10 @@
 /**
- * An answer's XML as the comparison sees it: namespace prefixes resolved (element and attribute
+ * A whole XML document read into a tree, for whoever reads an answer rather than a request (the
+ * shadow's comparison, the tests' clients): namespace prefixes resolved (element and attribute
  * names, and QName values such as `type="tns:Student"`), attributes by name whatever their order,
  * whitespace between elements dropped. Parsed strictly with saxes; a DOCTYPE is refused (no DTD,
- * no entity is ever expanded), as for requests.
+ * no entity is ever expanded), as for requests. Requests are read by envelope-reader.ts instead,
+ * which streams and caps what it keeps.
  */
 import { SaxesParser } from 'saxes';
 
@@ -27,17 +29,25 @@ export interface ParseOptions {
 
 /** The tree, or null when the text is not one well-formed XML document (or declares a DTD). */
 export function parseTree(text: string, options: ParseOptions = {}): XmlNode | null {
+  try {
+    return readTree(text, options);
+  } catch {
+    return null;
+  }
+}
+
+/** The tree; throws, saying where, when the text is not one well-formed XML document (or declares a DTD). */
+export function readTree(text: string, options: ParseOptions = {}): XmlNode {
   const parser = new SaxesParser({ xmlns: true });
   const rewrite = options.value ?? ((v: string) => v);
   const stack: XmlNode[] = [];
   const scopes: Map<string, string>[] = [];
   let root: XmlNode | null = null;
-  let failed = false;
-  parser.on('error', () => {
-    failed = true;
+  parser.on('error', (err) => {
+    throw err;
   });
   parser.on('doctype', () => {
-    failed = true;
+    throw new Error('a DOCTYPE is refused');
   });
   parser.on('opentag', (tag) => {
     // Maps, not objects: the prefixes are the answer's to choose.
@@ -69,12 +79,14 @@ export function parseTree(text: string, options: ParseOptions = {}): XmlNode | n
     if (node.children.length > 0 && node.text.trim() === '') node.text = '';
     else node.text = rewrite(node.text);
   });
-  try {
-    parser.write(text).close();
-  } catch {
-    return null;
-  }
-  return failed ? null : root;
+  parser.write(text).close();
+  if (root === null) throw new Error('no root element');
+  return root;
+}
+
+/** The first child element of that local name, if any. */
+export function child(node: XmlNode, local: string): XmlNode | undefined {
+  return node.children.find((c) => c.local === local);
 }
 
 /** `tns:Student` as `{namespace}Student` when `tns` is bound; any other value as it is. */

@@ -1,6 +1,6 @@
 /**
  * The Comparer compare mode uses: the legacy client and the comparison run on a worker thread
- * (compare-worker.ts), so the thread that answers clients only copies each job into a batch,
+ * (comparison-thread.ts), so the thread that answers clients only copies each job into a batch,
  * posted once per turn of its event loop. Measured with bench/shadow-cost.ts (docs/migrating.md,
  * "What it costs"). The worker is started with the service (`ready`: loading it takes longer than
  * a burst of requests would wait under SIS_SHADOW_MAX_IN_FLIGHT). A worker that dies is logged,
@@ -9,12 +9,12 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.js';
-import type { CompareJob, Comparer, Verdict } from './comparer.js';
-import type { JobMessage, VerdictMessage, WorkerSettings } from './compare-worker.js';
+import type { CompareJob, Comparer, Verdict } from './in-process-comparer.js';
+import type { JobMessage, VerdictMessage, WorkerSettings } from './comparison-thread.js';
 
 const LOST: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 
-export class WorkerComparer implements Comparer {
+export class ThreadedComparer implements Comparer {
   #worker: Worker | null = null;
   #nextId = 0;
   readonly #pending = new Map<number, (verdict: Verdict) => void>();
@@ -69,7 +69,7 @@ export class WorkerComparer implements Comparer {
 
   #started(): Worker {
     if (this.#worker !== null) return this.#worker;
-    const worker = new Worker(new URL('./compare-worker.js', import.meta.url), { workerData: this.settings });
+    const worker = new Worker(new URL('./comparison-thread.js', import.meta.url), { workerData: this.settings });
     // Comparisons never keep the process alive: the server does while it runs.
     worker.unref();
     worker.on('message', (verdicts: VerdictMessage) => {

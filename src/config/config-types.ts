@@ -52,6 +52,7 @@ export interface Config {
   /** A public base URL that overrides the Host header in WSDL and disco addresses. */
   readonly publicUrl: string | null;
   /** Client addresses whose X-Forwarded-Proto/Host headers are believed. */
+  /** Addresses and CIDR blocks, normalised as `addr/prefix`. */
   readonly trustedProxies: readonly string[];
   readonly maxBodyBytes: number;
   readonly maxXmlDepth: number;

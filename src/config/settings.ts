@@ -15,7 +15,6 @@ import {
   int,
   isHostName,
   legacyUrl,
-  list,
   oneOf,
   optionalInt,
   parsed,
@@ -99,9 +98,9 @@ export const SETTINGS = defineSettings([
   { name: 'SIS_PUBLIC_URL', kind: publicUrl, default: '', meaning: 'public base URL used in WSDL and disco addresses' },
   {
     name: 'SIS_TRUSTED_PROXIES',
-    kind: list,
+    kind: parsed(parseCidrList, []),
     default: '',
-    meaning: 'proxy addresses whose X-Forwarded-* headers are believed',
+    meaning: 'proxy addresses or CIDR blocks whose X-Forwarded-* headers are believed',
   },
   { name: 'SIS_MAX_BODY_BYTES', kind: int(1024, GIB), default: '4194304', meaning: 'largest request body' },
   {

@@ -2,10 +2,10 @@
  * compose.yaml and its load balancer (deploy/haproxy/haproxy.cfg). The stack itself cannot be
  * started where the PostgreSQL, Redis and HAProxy images cannot be pulled; what can be run here
  * is: the file read as YAML and its wiring checked (the balancer's servers are the instances, the
- * instances trust the balancer's address, start after healthy dependencies), HAProxy's check of
- * the configuration, and HAProxy itself running that configuration in front of two real
- * instances on one PostgreSQL: when one loses its database (/readyz 503, still listening), every
- * request goes to the other.
+ * instances trust the stack's network and publish no port, start after healthy dependencies),
+ * HAProxy's check of the configuration, and HAProxy itself running that configuration in front of
+ * two real instances on one PostgreSQL: when one loses its database (/readyz 503, still
+ * listening), every request goes to the other.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -37,7 +37,8 @@ interface Service {
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }> | string[];
   volumes?: string[];
-  networks?: Record<string, { ipv4_address?: string }> | string[];
+  networks?: string[];
+  ports?: string[];
   healthcheck?: { test: string[] };
 }
 
@@ -64,7 +65,6 @@ describe('compose.yaml', () => {
       lb.volumes?.some((v) => v.startsWith('./deploy/haproxy/haproxy.cfg:')),
       'the balancer uses the repository’s configuration',
     );
-    const lbAddress = (lb.networks as Record<string, { ipv4_address?: string }>)['sis']?.ipv4_address;
     const servers = [...CONFIG.matchAll(/^\s*server (\S+) (\S+):8080$/gm)].map((m) => [m[1], m[2]]);
     assert.deepEqual(servers, [
       ['sis-1', 'sis-1'],
@@ -75,7 +75,10 @@ describe('compose.yaml', () => {
       const sis = services[name]!;
       assert.equal(sis.build, '.');
       assert.equal(sis.read_only, true);
-      assert.equal(sis.environment?.['SIS_TRUSTED_PROXIES'], lbAddress, 'the instances trust the balancer');
+      // The balancer's address is the network's choice: every private range is trusted, and only
+      // the stack's containers can reach an instance (it publishes no port).
+      assert.equal(sis.environment?.['SIS_TRUSTED_PROXIES'], '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16');
+      assert.equal(sis.ports, undefined, `${name} publishes no port`);
       assert.match(sis.environment?.['SIS_DATABASE_URL'] ?? '', /^postgres:\/\/sis:.*@postgres:5432\/sis$/);
       assert.equal(sis.environment?.['SIS_REDIS_URL'], 'redis://redis:6379');
       assert.deepEqual(sis.depends_on, {

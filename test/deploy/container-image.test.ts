@@ -57,7 +57,7 @@ async function metric(url: string, name: string): Promise<number | undefined> {
 describe('container image (podman)', { skip: SKIP, timeout: 1_800_000 }, () => {
   before(() => buildImage(), { timeout: 1_500_000 });
   after(async () => {
-    for (const name of containers) await podmanStatus(['rm', '-f', '-t', '0', name]);
+    for (const name of containers) await podmanStatus(['rm', '-f', '-v', '-t', '0', name]);
     await podmanStatus(['volume', 'rm', '-f', volume]);
   });
 

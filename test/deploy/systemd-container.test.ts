@@ -58,7 +58,7 @@ describe('systemd unit under systemd (podman)', { skip: SKIP, timeout: 1_800_000
     { timeout: 1_500_000 },
   );
   after(async () => {
-    await podmanStatus(['rm', '-f', '-t', '0', name]);
+    await podmanStatus(['rm', '-f', '-v', '-t', '0', name]);
     rmSync(context, { recursive: true, force: true });
   });
 

@@ -48,6 +48,7 @@ export function loggingSettings(r: SettingReader) {
     logLevel: r.read('LOG_LEVEL'),
     logFormat: r.read('SIS_LOG_FORMAT'),
     logSuccessSample: r.read('SIS_LOG_SUCCESS_SAMPLE'),
+    otlpEndpoint: r.read('OTEL_EXPORTER_OTLP_ENDPOINT'),
   } satisfies Partial<Config>;
 }
 

@@ -54,6 +54,7 @@ export interface Config {
   /** A public base URL that overrides the Host header in WSDL and disco addresses. */
   readonly publicUrl: string | null;
   /** Client addresses whose X-Forwarded-Proto/Host headers are believed. */
+  /** Addresses and CIDR blocks, normalised as `addr/prefix`. */
   readonly trustedProxies: readonly string[];
   readonly maxBodyBytes: number;
   readonly maxXmlDepth: number;
@@ -71,6 +72,8 @@ export interface Config {
   readonly logFormat: SettingValue<'SIS_LOG_FORMAT'>;
   /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
   readonly logSuccessSample: number;
+  /** OpenTelemetry: where spans are sent over OTLP/HTTP (`/v1/traces` appended); null: no tracing, nothing loaded. */
+  readonly otlpEndpoint: string | null;
   /** PostgreSQL pool size per process. */
   readonly databasePoolSize: number;
   /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */

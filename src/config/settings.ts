@@ -12,10 +12,10 @@ import {
   bool,
   databaseUrl,
   fraction,
+  httpUrl,
   int,
   isHostName,
   legacyUrl,
-  list,
   oneOf,
   optionalInt,
   parsed,
@@ -109,9 +109,9 @@ export const SETTINGS = defineSettings([
   { name: 'SIS_PUBLIC_URL', kind: publicUrl, default: '', meaning: 'public base URL used in WSDL and disco addresses' },
   {
     name: 'SIS_TRUSTED_PROXIES',
-    kind: list,
+    kind: parsed(parseCidrList, []),
     default: '',
-    meaning: 'proxy addresses whose X-Forwarded-* headers are believed',
+    meaning: 'proxy addresses or CIDR blocks whose X-Forwarded-* headers are believed',
   },
   { name: 'SIS_MAX_BODY_BYTES', kind: int(1024, GIB), default: '4194304', meaning: 'largest request body' },
   {
@@ -174,6 +174,12 @@ export const SETTINGS = defineSettings([
     default: '1',
     meaning:
       'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged',
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    kind: httpUrl,
+    default: '',
+    meaning: 'OpenTelemetry collector (http://host:4318): a span per request sent over OTLP/HTTP; unset = no tracing',
   },
   {
     name: 'SIS_SHUTDOWN_GRACE_MS',

@@ -13,6 +13,7 @@ import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
 import type { DeliveryReceipts } from '../outbox/delivery-receipts.js';
 import { RequestTooLargeError } from '../errors/errors.js';
 import { readBody } from './body.js';
+import type { Tracing } from '../observe/trace-context.js';
 import { isStreamed } from '../reply/reply.js';
 import { HttpExchange } from './http-exchange.js';
 import type { Logger } from '../logging/logger.js';
@@ -42,6 +43,8 @@ export interface ServerHooks {
   readonly ops?: OpsEndpoints;
   /** The SMS gateway's delivery receipts, at their own path (SIS_SMS_RECEIPT_PATH); null = none. */
   readonly receipts?: DeliveryReceipts | null;
+  /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing?: Tracing | null;
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };
@@ -59,6 +62,7 @@ export class RequestHandler {
   readonly #gate: Gate | null;
   readonly #workerPid: string | null;
   readonly #requestLog: RequestLog;
+  readonly #tracing: Tracing | null;
 
   constructor(
     private readonly config: Config,
@@ -70,6 +74,7 @@ export class RequestHandler {
     this.#gate = hooks.gate?.enabled === true ? hooks.gate : null;
     this.#workerPid = config.debugHeaders ? String(process.pid) : null;
     this.#requestLog = new RequestLog(log, config.logSuccessSample);
+    this.#tracing = hooks.tracing ?? null;
   }
 
   /** The node:http 'request' listener (bound: pass it as it is). */
@@ -90,6 +95,7 @@ export class RequestHandler {
       }
     }
     if (metrics !== undefined) metrics.inFlight++;
+    if (this.#tracing !== null) ex.span = this.#tracing.start(ex.method, ex.traceparent, ex.started);
     if (this.#gate === null) this.admit(ex, res);
     else void this.gated(ex, res, this.#gate);
   };
@@ -212,6 +218,7 @@ export class RequestHandler {
       metrics.observe(outcome.service, outcome.operation, outcome.binding, outcome.reply.status, seconds);
     }
     this.#requestLog.write(ex, outcome, seconds, end);
+    ex.span?.end(outcome.service, outcome.operation, outcome.binding, outcome.reply.status);
   }
 }
 

@@ -7,6 +7,8 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { Service } from '../operations/index.js';
+import type { OutboxBacklog } from '../store/outbox-types.js';
+import type { DependencyHealth } from './dependency-health.js';
 import { RouteTree } from './route-tree.js';
 
 export const BINDINGS = ['soap11', 'soap12', 'httpget', 'httppost'] as const;
@@ -123,6 +125,13 @@ export interface MetricsOptions {
   };
   /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
   readonly smsDeliveries?: () => ReadonlyMap<string, number>;
+  /** The outbox: its backlog, read from the database at scrape time; this process's attempts by result. */
+  readonly outbox?: {
+    readonly backlog: () => Promise<OutboxBacklog>;
+    readonly deliveries: ReadonlyMap<string, number>;
+  };
+  /** The dependencies' states, as /readyz reads them. */
+  readonly health?: DependencyHealth;
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
@@ -214,6 +223,8 @@ export function createMetrics(
         values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
       }),
     );
+  if (options.outbox !== undefined) registerOutbox(registry, options.outbox);
+  if (options.health !== undefined) registerHealth(registry, options.health);
   collectDefaultMetrics({ register: registry });
   return { registry, requests };
 }
@@ -268,6 +279,65 @@ function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>
       values: () => [...sms.queued].map(([country, value]) => ({ labels: { country }, value })),
     }),
   );
+}
+
+function registerOutbox(registry: Registry, outbox: NonNullable<MetricsOptions['outbox']>): void {
+  registry.registerMetric(
+    custom({
+      name: 'sis_outbox_deliveries_total',
+      help: 'SMS delivery attempts made by this process, by result (delivered; retry: failed, tried again later; failed: for good).',
+      type: 'counter',
+      values: () => [...outbox.deliveries].map(([result, value]) => ({ labels: { result }, value })),
+    }),
+  );
+  // Read once per scrape for both gauges; every worker reads the same database, hence max, not sum.
+  let reading: Promise<OutboxBacklog | null> | null = null;
+  const backlog = (): Promise<OutboxBacklog | null> =>
+    (reading ??= outbox
+      .backlog()
+      .catch(() => null) // the database is down: its own metric says so; the gauges keep their last values
+      .finally(() => setImmediate(() => (reading = null))));
+  new Gauge({
+    name: 'sis_outbox_pending_messages',
+    help: 'SMS messages accepted and not yet delivered or failed for good.',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const b = await backlog();
+      if (b !== null) this.set(b.pending);
+    },
+  });
+  new Gauge({
+    name: 'sis_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest SMS message still waiting for delivery (0 when none waits).',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const b = await backlog();
+      if (b !== null)
+        this.set(b.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - b.oldestPendingAt.getTime()) / 1000));
+    },
+  });
+}
+
+function registerHealth(registry: Registry, health: DependencyHealth): void {
+  const dependencies = [
+    ['database', health.database],
+    ['database_writes', health.databaseWrites],
+    ['redis', health.redis],
+    ['sms_gateway', health.smsGateway],
+  ] as const;
+  new Gauge({
+    name: 'sis_dependency_up',
+    help: 'Whether a dependency works as far as this process saw (1) or is failing (0): database, database_writes, redis, sms_gateway (docs/operations.md, Failures while running).',
+    labelNames: ['dependency'],
+    registers: [registry],
+    // With workers, one failing is enough to show it.
+    aggregator: 'min',
+    collect() {
+      for (const [dependency, d] of dependencies) this.set({ dependency }, d.problem === null ? 1 : 0);
+    },
+  });
 }
 
 /** A metric whose values are computed at scrape time; prom-client only calls `get()` on it. */

@@ -75,4 +75,11 @@ export interface OutboxStore {
   recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'>;
   /** Delivery rates of the receipts made since `since`, per country and range. */
   deliveryRates(since: Date, top: number): Promise<DeliveryRates>;
+  /** Messages waiting for delivery and when the oldest of them was accepted (null: none), for /metrics. */
+  outboxBacklog(): Promise<OutboxBacklog>;
+}
+
+export interface OutboxBacklog {
+  readonly pending: number;
+  readonly oldestPendingAt: Date | null;
 }

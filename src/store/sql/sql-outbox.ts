@@ -11,6 +11,7 @@ import type {
   DeliveryRate,
   DeliveryRates,
   DeliveryReceipt,
+  OutboxBacklog,
   OutboxMessage,
   OutboxOutcome,
   OutboxState,
@@ -284,6 +285,16 @@ export class SqlOutbox implements OutboxStore {
     const counts: Record<OutboxState, number> = { pending: 0, delivered: 0, failed: 0 };
     for (const row of rows) if (row.state in counts) counts[row.state as OutboxState] = Number(row.n);
     return counts;
+  }
+
+  async outboxBacklog(): Promise<OutboxBacklog> {
+    // The partial index outbox_due covers exactly the pending rows.
+    const row = await this.db
+      .selectFrom('outbox')
+      .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return { pending: Number(row.n), oldestPendingAt: row.oldest === null ? null : new Date(row.oldest) };
   }
 }
 

@@ -15,6 +15,7 @@ const LAYERS = [
   'http',
   'access',
   'outbox',
+  'retention',
   'observe',
   'bindings',
   'metadata',
@@ -56,7 +57,7 @@ const storeZones = STORE_WINGS.flatMap((level, i) =>
 );
 
 /** Where a dialect's name may be compared: the engines' own folders, and the one place a URL picks one. */
-const ENGINE_FILES = ['src/store/sqlite/**', 'src/store/postgres/**', 'src/store/open/database-at.ts'];
+const ENGINE_FILES = ['src/store/sqlite/**', 'src/store/postgres/**', 'src/store/open/open-store.ts'];
 
 /** A dialect's name compared (==, !=, ===, !==, or a switch case), in any operand order. */
 function dialectNameChecks() {

@@ -6,8 +6,8 @@
  * off the spin curve how many µs of extra work a request ours corresponds to, and how many µs
  * the goal of 0.85 of the necessary work leaves for everything the service does beyond it.
  *
- * Why it is needed: the extra work is not paid once. Measured, 30 µs of spin cost the necessary
- * server 43 µs a request: a server that answers less often is woken more often per request (one
+ * Why it is needed: the extra work is not paid once. Measured, spin costs the necessary server
+ * more CPU a request than the spin itself (RESULTS.md, where the time goes): a server that answers less often is woken more often per request (one
  * request per event-loop turn, the load generator's wake-ups in every write), so every added µs
  * makes the rest dearer too.
  *

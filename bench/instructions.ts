@@ -72,8 +72,8 @@ interface Counted {
  * Instructions per request: callgrind's counters zeroed after the warm-up, dumped after the
  * requests, one count per thread. The main thread's is the request's work; the others are V8's
  * helpers, and under valgrind, which runs one thread at a time, its optimizing compiler's thread
- * finishes work queued during the warm-up inside the counted window (35-40 % of all instructions
- * on 2026-11-26, in every target): counted, but not the request's.
+ * finishes work queued during the warm-up inside the counted window (a large share of all
+ * instructions in every target, RESULTS.md): counted, but not the request's.
  */
 async function instructions(c: Context, target: TargetName): Promise<Counted> {
   const out = join(c.work, `callgrind.${target}.out`);

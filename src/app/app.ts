@@ -17,15 +17,17 @@ import { Drainer } from '../http/drain.js';
 import { Gate } from '../access/gate.js';
 import { createMetrics } from '../observe/metrics.js';
 import { OpsEndpoints } from '../observe/ops-endpoints.js';
+import { startOtlpTracing } from '../observe/otlp-tracing.js';
 import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
-import { OutboxWorker } from '../outbox/outbox-worker.js';
-import { Pruner, retentionPolicy } from '../outbox/pruner.js';
+import { DeliveryReceipts } from '../outbox/delivery-receipts.js';
+import { DELIVERY_RESULTS, OutboxWorker } from '../outbox/outbox-worker.js';
+import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
 import type { MetricsText } from '../observe/ops-endpoints.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { openStore } from '../store/open/open-store.js';
@@ -88,6 +90,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const outbox = startOutbox(config, log, store, health);
   const pruner = startPruner(config, log, store.retention);
   const sms = await startSmsGuard(config, log, store, health);
+  const webhook = config.smsWebhook;
+  const receipts =
+    webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.secret, store, log);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -96,6 +101,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
+    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
+    outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
+    health,
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -120,7 +128,16 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
-  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, { state, metrics: requests, gate, ops });
+  // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
+  const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
+  const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {
+    state,
+    metrics: requests,
+    gate,
+    ops,
+    receipts,
+    tracing,
+  });
   try {
     await shadow?.ready;
     await listen(server, config.port, config.host);
@@ -129,6 +146,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     await pruner?.stop();
     await sms.stop();
     await gate.close();
+    await tracing?.shutdown();
     if (ownStore) await store.close();
     throw err;
   }
@@ -158,6 +176,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         await pruner?.stop();
         await sms.stop();
         await gate.close();
+        // The last requests' spans are sent before the process ends.
+        await tracing?.shutdown();
         await store.close();
         return clean;
       })();
@@ -165,6 +185,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     },
   };
 }
+
+/** Without a gateway nothing is attempted: the counter still shows its results, at zero. */
+const NO_DELIVERIES: ReadonlyMap<string, number> = new Map(DELIVERY_RESULTS.map((r) => [r, 0]));
 
 /** Whether the extended push settings are behind an API key or an allow-list. */
 function pushSettingsProtected(config: Config): boolean {

@@ -168,9 +168,9 @@ function bodyRefused(err: unknown, routes: ServiceRoutes, binding: Binding, oper
 
 /**
  * The dispatcher's context with this call's caller. Linked to it rather than copied: on Node 20 an
- * object spread followed by a property (`{ ...context, caller }`) measured 0.77 µs a call, the
- * link 10 ns, and under load the copies' ever-new shapes made every read of them slow (bench/
- * RESULTS.md, third session of 2026-11-26). The request path spells its objects out for the same reason.
+ * object spread followed by a property (`{ ...context, caller }`) measured far dearer than the
+ * link, and under load the copies' ever-new shapes made every read of them slow (bench/RESULTS.md).
+ * The request path spells its objects out for the same reason.
  */
 function withCaller(context: OperationContext, caller: Caller): OperationContext {
   const own = Object.create(context) as { -readonly [K in keyof OperationContext]: OperationContext[K] };

@@ -5,6 +5,7 @@ import {
   RequestTooLargeError,
   ServiceError,
 } from '../errors/errors.js';
+import { AsmxText, chain } from '../errors/asmx-text.js';
 import type { ResultValue } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
 import { wrapBody } from '../reply/reply.js';
@@ -41,18 +42,18 @@ export abstract class HttpFormBinding implements Binding {
   }
 
   /**
-   * The message HTML-encoded as .NET writes it, ending in CRLF. HttpBindingError messages are
-   * already encoded part by part (the ` ---> ` joiner is not).
+   * The message HTML-encoded as .NET writes it, ending in CRLF: each message of a chain is
+   * encoded, the ` ---> ` joiner is not.
    */
   fail(err: ServiceError): Reply {
     const text =
       err instanceof HttpBindingError
-        ? err.message
+        ? chain(...err.messages.map(escapeHtml))
         : err instanceof OperationFailedError ||
             err instanceof RequestTooLargeError ||
             err instanceof InvalidArgumentError
           ? escapeHtml(err.message)
-          : 'An internal error occurred.';
+          : AsmxText.InternalError();
     return { status: 500, contentType: TEXT_PLAIN, body: `${text}\r\n`, invoked: err.invoked };
   }
 
@@ -85,10 +86,6 @@ export abstract class HttpFormBinding implements Binding {
 /** ASMX's words for a method name that is not there, or there only in another case. */
 function unknownMethod(routes: ServiceRoutes, name: string): HttpBindingError {
   const other = routes.byLowerName.get(name.toLowerCase());
-  if (other !== undefined) {
-    return new HttpBindingError(
-      `${escapeHtml(`Invalid method name '${name}',  method names are case sensitive.   The method name '${other.name}' with the same name but different casing was found.`)}\r\nParameter name: methodName`,
-    );
-  }
-  return new HttpBindingError(`${escapeHtml(name)} Web Service method name is not valid.`);
+  if (other !== undefined) return new HttpBindingError(AsmxText.WebInvalidMethodNameCase(name, other.name));
+  return new HttpBindingError(AsmxText.WebInvalidMethodName(name));
 }

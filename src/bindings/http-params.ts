@@ -1,8 +1,9 @@
 import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
 import { HttpBindingError } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import type { ArgValue, ParamType } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
-import { escapeHtml, hasXmlForbiddenChar } from '../xml/escape.js';
+import { hasXmlForbiddenChar } from '../xml/escape.js';
 import { emptyArgs } from './types.js';
 import type { Call } from './types.js';
 
@@ -39,13 +40,11 @@ export function bindHttpArgs(op: Operation, fields: ReadonlyMap<string, string>)
   const args = emptyArgs();
   for (const p of op.params) {
     const value = fields.get(p.name);
-    if (value === undefined) throw new HttpBindingError(`Missing parameter: ${p.name}.`);
+    if (value === undefined) throw new HttpBindingError(AsmxText.WebMissingParameter(p.name));
     if (hasXmlForbiddenChar(value)) {
       // Decision 4: such a value could only produce an ill-formed answer; say so instead.
       throw new HttpBindingError(
-        escapeHtml(
-          `Parameter ${p.name} holds a character that XML 1.0 does not allow; remove control characters from the value.`,
-        ),
+        `Parameter ${p.name} holds a character that XML 1.0 does not allow; remove control characters from the value.`,
       );
     }
     args[p.name] = readFormValue(p.type, value);
@@ -60,9 +59,7 @@ function readFormValue(type: ParamType, value: string): ArgValue {
     return scalar.fromForm(value);
   } catch (err) {
     if (!(err instanceof ScalarFormatError)) throw err;
-    throw new HttpBindingError(
-      `${escapeHtml(`Cannot convert ${value} to ${scalar.dotNet}.`)}\r\nParameter name: type ---> ${escapeHtml(err.reason)}`,
-    );
+    throw new HttpBindingError(AsmxText.WebChangeTypeFailed(value, scalar.dotNet), err.reason);
   }
 }
 

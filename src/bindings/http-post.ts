@@ -1,5 +1,5 @@
 import { HttpBindingError } from '../errors/errors.js';
-import { escapeHtml } from '../xml/escape.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import type { Read } from './binding.js';
 import { parseMediaType } from './content-type.js';
 import type { Exchange } from './exchange.js';
@@ -23,7 +23,7 @@ class HttpPost extends HttpFormBinding {
     if (op.params.length === 0) return { binding: this, call: { op, args: emptyArgs() } };
     const contentType = ex.header('content-type');
     if (parseMediaType(contentType).base !== 'application/x-www-form-urlencoded') {
-      return this.refuse(new HttpBindingError(`Request format is invalid: ${escapeHtml(contentType ?? '')}.`), op);
+      return this.refuse(new HttpBindingError(AsmxText.WebInvalidRequestFormatDetails(contentType ?? '')), op);
     }
     return this.bind(op, body.toString('utf8'), routes);
   }

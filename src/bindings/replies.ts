@@ -1,4 +1,5 @@
 import { PageError } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import type { Reply } from '../reply/reply.js';
 import { escapeHtml } from '../xml/escape.js';
 import type { Refusal } from './types.js';
@@ -35,7 +36,7 @@ export const NOT_FOUND = pageReply(
 
 /** `/X.asmx` with a verb other than GET (pages) and POST (SOAP). */
 export const METHOD_NOT_ALLOWED = pageReply(
-  new PageError(405, 'Method Not Allowed', 'Request format is unrecognized.'),
+  new PageError(405, 'Method Not Allowed', AsmxText.WebUnrecognizedRequestFormat()),
 );
 
 /** A query form of the description we do not serve (`?wsdl=x`, `?schema=x`). */
@@ -49,8 +50,8 @@ export const NO_SUCH_DESCRIPTION = pageReply(
 
 /** `/X.asmx/Op` with a verb other than GET and POST, or with no operation name. */
 export function unrecognizedFormat(opPath: string): Reply {
-  const message = `Request format is unrecognized for URL unexpectedly ending in '/${opPath}'.`;
-  return pageReply(new PageError(500, 'Request format is unrecognized.', message));
+  const message = AsmxText.WebUnrecognizedRequestFormatUrl(`/${opPath}`);
+  return pageReply(new PageError(500, AsmxText.WebUnrecognizedRequestFormat(), message));
 }
 
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
@@ -90,7 +91,7 @@ export function refusalReply(refusal: Refusal): Reply {
 export const INTERNAL_ERROR: Reply = {
   status: 500,
   contentType: TEXT_PLAIN,
-  body: 'An internal error occurred.\r\n',
+  body: `${AsmxText.InternalError()}\r\n`,
   invoked: false,
 };
 

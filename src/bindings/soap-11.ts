@@ -1,4 +1,5 @@
 import { SoapFaultError } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
 import { ENVELOPE_TAIL, decodeAction, envelopeStart } from './soap-envelope.js';
@@ -21,8 +22,7 @@ export const SOAP11_RULES: SoapRules = {
     const action = decodeAction(unquote(req.soapAction ?? ''));
     const op = routes.byAction.get(action);
     if (op !== undefined) return { op };
-    const message = `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`;
-    return { error: new SoapFaultError('Client', message) };
+    return { error: new SoapFaultError('Client', AsmxText.WebHttpHeader('SOAPAction', action)) };
   },
   accepts: (media) => media.base === 'text/xml',
   fault(code, message) {

@@ -1,5 +1,6 @@
 import { SoapFaultError } from '../errors/errors.js';
 import type { FaultCode } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
 import type { Envelope } from '../xml/envelope-reader.js';
@@ -36,8 +37,8 @@ export const SOAP12_RULES: SoapRules = {
     if (peek.error !== undefined || peek.op !== undefined) return { op: peek.op, error: peek.error, peeked: true };
     const message =
       action === undefined
-        ? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.'
-        : `Unable to handle request. The action '${action}' was not recognized.`;
+        ? AsmxText.UnableToHandleRequestActionRequired0()
+        : AsmxText.UnableToHandleRequestActionNotRecognized1(action);
     return { error: new SoapFaultError('Client', message), peeked: true };
   },
   accepts: () => true,

@@ -1,5 +1,6 @@
 import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
-import { SoapFaultError, UNABLE_TO_READ, XmlReadError } from '../errors/errors.js';
+import { SoapFaultError, XmlReadError } from '../errors/errors.js';
+import { AsmxText, chain } from '../errors/asmx-text.js';
 import type { Operation } from '../operations/index.js';
 import type { ArgValue, ParamType } from '../contract/types.js';
 import type { ParamText } from '../xml/envelope-reader.js';
@@ -23,10 +24,9 @@ export function bindSoapArgs(op: Operation, params: ReadonlyMap<string, ParamTex
     }
     // ReadElementString refuses element content: an XmlException, which ASMX answers with 400.
     if (found.complex) {
-      throw new XmlReadError(
-        `ReadElementString method can only be called on elements with simple or empty content. Line ${found.after.line}, position ${found.after.column}.`,
-        false,
-      );
+      const { line, column } = found.after;
+      const reason = AsmxText.Xml_UnexpectedNodeInSimpleContent();
+      throw new XmlReadError(AsmxText.Xml_MessageWithErrorPosition(reason, line, column), false);
     }
     args[p.name] = readSoapValue(p.type, found);
   }
@@ -48,8 +48,6 @@ function readSoapValue(type: ParamType, param: ParamText): ArgValue {
 
 function valueFault(param: ParamText, reason: string): SoapFaultError {
   const { line, column } = param.after;
-  return new SoapFaultError(
-    'Client',
-    `${UNABLE_TO_READ} ---> There is an error in XML document (${line}, ${column}). ---> ${reason}`,
-  );
+  const message = chain(AsmxText.WebRequestUnableToRead(), AsmxText.XmlSerializeErrorDetails(line, column), reason);
+  return new SoapFaultError('Client', message);
 }

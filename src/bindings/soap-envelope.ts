@@ -3,11 +3,10 @@ import {
   OperationFailedError,
   RequestTooLargeError,
   SoapFaultError,
-  UNABLE_TO_PROCESS,
-  UNABLE_TO_READ,
   UnsupportedMediaTypeError,
   XmlReadError,
 } from '../errors/errors.js';
+import { AsmxText, chain } from '../errors/asmx-text.js';
 import type { FaultCode, ServiceError } from '../errors/errors.js';
 import type { ResultValue } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
@@ -71,9 +70,6 @@ interface Settled {
 
 /** The SOAP version an envelope namespace names (undefined: VersionMismatch). */
 export type SoapVersionOf = (envelopeNs: string) => SoapBinding | undefined;
-
-const MISSING_ENVELOPE = 'Root element is not a SOAP Envelope.';
-const MISSING_BODY = 'The SOAP Envelope has no Body element.';
 
 /**
  * A SOAP binding: one object per version, made in soap.ts. Reading follows ASMX's
@@ -140,11 +136,10 @@ export class SoapBinding implements Binding {
     if (err instanceof SoapFaultError) return this.fault(err.faultCode, err.message, err.invoked);
     if (err instanceof InvalidArgumentError) return this.fault('Client', err.message, true);
     if (err instanceof RequestTooLargeError) {
-      const msg = `There was an exception running the extensions specified in the config file. ---> ${err.message}`;
-      return this.fault('Server', msg, false);
+      return this.fault('Server', chain(AsmxText.WebConfigExtensionError(), err.message), false);
     }
-    const msg = err instanceof OperationFailedError ? err.message : 'An internal error occurred.';
-    return this.fault('Server', `${UNABLE_TO_PROCESS} ---> ${msg}`, err.invoked);
+    const msg = err instanceof OperationFailedError ? err.message : AsmxText.InternalError();
+    return this.fault('Server', chain(AsmxText.WebRequestUnableToProcess(), msg), err.invoked);
   }
 
   private fault(code: FaultCode, message: string, invoked: boolean): Reply {
@@ -178,9 +173,9 @@ export class SoapBinding implements Binding {
 
   /** The operation's arguments, from the body element when it is the operation's (else defaults). */
   private readParams(routes: ServiceRoutes, op: Operation, envelope: Envelope): Read {
-    if (envelope.root?.local !== 'Envelope') return this.clientFault(op, `${UNABLE_TO_READ} ---> ${MISSING_ENVELOPE}`);
+    if (envelope.root?.local !== 'Envelope') return this.unreadable(op, AsmxText.WebMissingEnvelopeElement());
     if (envelope.error !== null) return { binding: this, error: envelope.error, operation: op.name };
-    if (envelope.bodyElement === undefined) return this.clientFault(op, `${UNABLE_TO_READ} ---> ${MISSING_BODY}`);
+    if (envelope.bodyElement === undefined) return this.unreadable(op, AsmxText.WebMissingBodyElement());
     const el = envelope.bodyElement;
     const matches = el !== null && el.ns === routes.namespace && el.local === op.name;
     let call;
@@ -193,18 +188,20 @@ export class SoapBinding implements Binding {
     }
     if (envelope.mustUnderstand === null) return { binding: this, call };
     // ASMX checks after running the method; we check before, so a refused call changes nothing.
-    const message = `SOAP header ${envelope.mustUnderstand} was not understood.`;
+    const message = AsmxText.WebCannotUnderstandHeader(envelope.mustUnderstand);
     return { binding: this, error: new SoapFaultError('MustUnderstand', message, true), operation: op.name };
   }
 
-  private clientFault(op: Operation, message: string): Read {
+  /** A request ASMX could not read: a Client fault with the reason under its words. */
+  private unreadable(op: Operation, reason: string): Read {
+    const message = chain(AsmxText.WebRequestUnableToRead(), reason);
     return { binding: this, error: new SoapFaultError('Client', message), operation: op.name };
   }
 
   /** Always answered in SOAP 1.1, naming the namespace it expects. */
   private versionMismatch(ns: string): Settled & Read {
     const soap11 = this.versionOf(SOAP11_ENVELOPE_NS)!;
-    const message = `Possible SOAP version mismatch: Envelope namespace ${ns} was unexpected. Expecting ${soap11.rules.envelopeNs}.`;
+    const message = AsmxText.WebInvalidEnvelopeNamespace(ns, soap11.rules.envelopeNs);
     return { binding: soap11, error: new SoapFaultError('VersionMismatch', message) };
   }
 }
@@ -221,9 +218,9 @@ function readEnvelopeOrError(body: Buffer, media: MediaType, routes: ServiceRout
 /** ASMX's GetRequestElement: the first element in Body names the operation. */
 export function routeByBodyElement(routes: ServiceRoutes, envelope: Envelope): Routed {
   if (envelope.error !== null && envelope.error.beforeBody) return server(envelope.error.message);
-  if (envelope.root === null) return server('Root element is missing.');
-  if (envelope.root.local !== 'Envelope') return server(MISSING_ENVELOPE);
-  if (envelope.bodyElement === undefined) return server(MISSING_BODY);
+  if (envelope.root === null) return server(AsmxText.Xml_MissingRoot());
+  if (envelope.root.local !== 'Envelope') return server(AsmxText.WebMissingEnvelopeElement());
+  if (envelope.bodyElement === undefined) return server(AsmxText.WebMissingBodyElement());
   const el = envelope.bodyElement;
   if (el === null || el.ns !== routes.namespace) return {};
   return { op: routes.byElement.get(el.local) };
@@ -231,11 +228,11 @@ export function routeByBodyElement(routes: ServiceRoutes, envelope: Envelope): R
 
 /** Errors while peeking are not SOAP exceptions in ASMX: they become Server faults. */
 function server(reason: string): Routed {
-  return { error: new SoapFaultError('Server', `${UNABLE_TO_PROCESS} ---> ${reason}`) };
+  return { error: new SoapFaultError('Server', chain(AsmxText.WebRequestUnableToProcess(), reason)) };
 }
 
 function internal(): ServiceError {
-  return new SoapFaultError('Server', UNABLE_TO_PROCESS);
+  return new SoapFaultError('Server', AsmxText.WebRequestUnableToProcess());
 }
 
 /** ASMX URL-decodes the action (HttpUtility.UrlDecode: `+` is a space, bad escapes stay). */

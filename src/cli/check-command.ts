@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { probeRedis, probeWebhook } from '../observe/probes.js';
 import { redactDatabaseUrl } from '../store/open/database-url.js';
-import { inspectDatabase } from '../store/open/inspect-database.js';
+import { inspectDatabase } from '../store/open/open-store.js';
 import { LATEST_SCHEMA_VERSION } from '../store/schema/migration-list.js';
 import { defineCommand } from './command.js';
 import type { Command } from './command.js';

@@ -4,11 +4,10 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import { DatabaseUrlError, redactDatabaseUrl } from '../store/open/database-url.js';
-import { dialectFor } from '../store/open/database-at.js';
+import { dialectFor } from '../store/open/open-store.js';
 import { openStore } from '../store/open/open-store.js';
 import type { OpenStoreOptions } from '../store/open/open-store.js';
 import type { SqlStore } from '../store/sql/sql-store.js';
-import { StoreOptionsError, storeOptionsFromEnv } from '../store/open/store-options.js';
 import type { CommandOutput } from './output.js';
 import { CommandError, errorMessage } from './output.js';
 
@@ -30,35 +29,19 @@ export interface CommandDatabase {
   readonly options: OpenStoreOptions;
 }
 
-/** Throws ConfigError or StoreOptionsError (with every wrong variable) or DatabaseUrlError. */
+/** Throws ConfigError (with every wrong variable) or DatabaseUrlError. */
 export function commandDatabase(env: CommandEnv, options: CommandStoreOptions): CommandDatabase {
-  let url: string;
-  let storeOptions: OpenStoreOptions;
-  const problems: string[] = [];
-  try {
-    url = loadConfig(env).databaseUrl;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    problems.push(...error.problems);
-    url = '';
-  }
-  try {
-    storeOptions = storeOptionsFromEnv(env);
-  } catch (error) {
-    if (!(error instanceof StoreOptionsError)) throw error;
-    problems.push(...error.problems);
-    storeOptions = {};
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
+  const config = loadConfig(env);
+  const url = config.databaseUrl;
   const unbounded = options.bulk === true && dialectFor(url).statementTimeoutLimitsRuns;
+  const statementTimeoutMs = unbounded ? 0 : config.databaseStatementTimeoutMs;
   return {
     url,
     shownUrl: redactDatabaseUrl(url),
     options: {
-      ...storeOptions,
       // A command uses one connection at a time; the pool's default is for the service.
-      poolSize: Math.min(storeOptions.poolSize ?? 2, 2),
-      ...(unbounded ? { statementTimeoutMs: 0 } : {}),
+      poolSize: Math.min(config.databasePoolSize, 2),
+      ...(statementTimeoutMs === null ? {} : { statementTimeoutMs }),
       applicationName: 'sis-cli',
       migrations: options.migrations,
     },

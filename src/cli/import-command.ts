@@ -12,7 +12,7 @@ import { checkNullMarker, CsvOptionError, csvSource, DEFAULT_NULL_MARKER } from 
 import { MAX_LISTED_PROBLEMS, plural } from '../store/import/dataset-check.js';
 import { decodeUtf8, InvalidUtf8Error } from '../dataset/utf8.js';
 import type { ImportItem, ImportSource } from '../store/import/import-items.js';
-import { jsonDatasetSource } from '../dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../dataset/json-stream.js';
 import { openStore } from '../store/open/open-store.js';
 import { TABLE_NAMES } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';

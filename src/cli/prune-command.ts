@@ -5,8 +5,8 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import { Pruner, retentionPolicy } from '../outbox/pruner.js';
-import type { PruneReport, TablePrune } from '../outbox/pruner.js';
+import { Pruner, retentionPolicy } from '../retention/pruner.js';
+import type { PruneReport, TablePrune } from '../retention/pruner.js';
 import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';

@@ -11,6 +11,7 @@ import { createLogger, flushLog } from '../logging/logger.js';
 import type { Logger } from '../logging/logger.js';
 import { describeStartupFailure, reportStartupFailure } from '../app/startup-failure-report.js';
 import { parseWorkers } from '../config/parse-settings.js';
+import { SettingReader } from '../config/setting-reader.js';
 import { redactDatabaseUrl } from '../store/open/database-url.js';
 import { optionValue } from './args.js';
 import { defineCommand } from './command.js';
@@ -149,17 +150,13 @@ function warnUnknownSettings(env: Env, log: Logger): void {
   for (const u of unknownSettings(env)) log.warn({ setting: u.name, closest: u.closest }, unknownSettingMessage(u));
 }
 
-/** A logger for a failure before the configuration is known: LOG_LEVEL and SIS_LOG_FORMAT if they are valid. */
+/**
+ * A logger for a failure before the configuration is known: LOG_LEVEL and SIS_LOG_FORMAT if they
+ * are valid, else their defaults (the configuration's own report names a wrong one).
+ */
 function fallbackLogger(env: Env): Logger {
-  const level = env['LOG_LEVEL']?.toLowerCase() ?? '';
-  const format = env['SIS_LOG_FORMAT']?.toLowerCase() ?? '';
-  return createLogger(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info',
-    process.stdout,
-    {
-      format: format === 'json' || format === 'pretty' ? format : 'auto',
-    },
-  );
+  const r = new SettingReader(env);
+  return createLogger(r.read('LOG_LEVEL'), process.stdout, { format: r.read('SIS_LOG_FORMAT') });
 }
 
 /** The exit code, and an exit a moment later should a forgotten handle keep the process alive. */

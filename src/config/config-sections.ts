@@ -1,216 +1,171 @@
 /**
- * The configuration in sections, each reading its own settings (defaults from the settings
- * table) and checking what only makes sense together.
+ * The configuration in sections, each reading its own settings (default, bounds and parsing from
+ * the settings table) and checking what only makes sense together. Each section's fields are
+ * checked against Config (`satisfies`), and loadConfig's object for completeness.
  */
-import { isIP } from 'node:net';
-import { services } from '../operations/index.js';
-import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
+import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
-import { parseApiKeys, parseCidrList, parseRateLimit, parseServiceList, parseWorkers } from './parse-settings.js';
-import { checkRetention, MAX_RETENTION_MS } from './retention-settings.js';
+import { isHttpUrl } from './parse-settings.js';
+import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
 import { loadTls } from './tls-files.js';
 
-type Section<K extends keyof Config> = Pick<Config, K>;
-
 /** Where and how the server listens, and the limits of one request. */
-export function httpSettings(
-  r: SettingReader,
-): Section<
-  | 'port'
-  | 'host'
-  | 'namespace'
-  | 'basePath'
-  | 'publicUrl'
-  | 'trustedProxies'
-  | 'maxBodyBytes'
-  | 'maxXmlDepth'
-  | 'maxFormFields'
-  | 'requestTimeoutMs'
-  | 'headersTimeoutMs'
-  | 'keepAliveTimeoutMs'
-  | 'shutdownGraceMs'
-  | 'shutdownTimeoutMs'
-  | 'workers'
-  | 'debugHeaders'
-  | 'tls'
-> {
-  const namespace = r.str('SIS_NAMESPACE');
-  if (/[\s"'<>&]/.test(namespace))
-    r.problems.push(`SIS_NAMESPACE=${JSON.stringify(namespace)}: expected a URI without spaces, quotes, <, > or &`);
-  const host = r.str('HOST');
-  if (isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host))
-    r.problems.push(`HOST=${JSON.stringify(host)}: expected an IP address or a host name`);
-  const publicUrl = r.url('SIS_PUBLIC_URL');
+export function httpSettings(r: SettingReader) {
   return {
-    port: r.int('PORT', 0, 65535),
-    host,
-    namespace,
-    basePath: basePath(r),
-    publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
-    trustedProxies: list(r.str('SIS_TRUSTED_PROXIES')),
-    maxBodyBytes: r.int('SIS_MAX_BODY_BYTES', 1024, 1024 * 1024 * 1024),
-    maxXmlDepth: r.int('SIS_MAX_XML_DEPTH', 4, 10_000),
-    maxFormFields: r.int('SIS_MAX_FORM_FIELDS', 1, 1_000_000),
-    requestTimeoutMs: r.int('SIS_REQUEST_TIMEOUT_MS', 100, 3_600_000),
-    headersTimeoutMs: r.int('SIS_HEADERS_TIMEOUT_MS', 100, 3_600_000),
-    keepAliveTimeoutMs: r.int('SIS_KEEP_ALIVE_TIMEOUT_MS', 0, 3_600_000),
-    shutdownGraceMs: r.int('SIS_SHUTDOWN_GRACE_MS', 0, 3_600_000),
-    shutdownTimeoutMs: r.int('SIS_SHUTDOWN_TIMEOUT_MS', 100, 3_600_000),
-    workers: r.parsed('SIS_WORKERS', 1, parseWorkers),
-    debugHeaders: r.bool('SIS_DEBUG_HEADERS'),
-    tls: loadTls(r.str('SIS_TLS_CERT'), r.str('SIS_TLS_KEY'), r.problems),
-  };
+    port: r.read('PORT'),
+    host: r.read('HOST'),
+    namespace: r.read('SIS_NAMESPACE'),
+    basePath: r.read('SIS_BASE_PATH'),
+    publicUrl: r.read('SIS_PUBLIC_URL'),
+    trustedProxies: r.read('SIS_TRUSTED_PROXIES'),
+    maxBodyBytes: r.read('SIS_MAX_BODY_BYTES'),
+    maxXmlDepth: r.read('SIS_MAX_XML_DEPTH'),
+    maxFormFields: r.read('SIS_MAX_FORM_FIELDS'),
+    requestTimeoutMs: r.read('SIS_REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs: r.read('SIS_HEADERS_TIMEOUT_MS'),
+    keepAliveTimeoutMs: r.read('SIS_KEEP_ALIVE_TIMEOUT_MS'),
+    shutdownGraceMs: r.read('SIS_SHUTDOWN_GRACE_MS'),
+    shutdownTimeoutMs: r.read('SIS_SHUTDOWN_TIMEOUT_MS'),
+    workers: r.read('SIS_WORKERS'),
+    debugHeaders: r.read('SIS_DEBUG_HEADERS'),
+    tls: loadTls(r.read('SIS_TLS_CERT'), r.read('SIS_TLS_KEY'), r.problems),
+  } satisfies Partial<Config>;
 }
 
-export function databaseSettings(
-  r: SettingReader,
-): Section<'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'listPageRows' | 'answerCacheBytes'> {
-  const databaseUrl = r.str('SIS_DATABASE_URL');
-  try {
-    parseDatabaseUrl(databaseUrl);
-  } catch (error) {
-    if (!(error instanceof DatabaseUrlError)) throw error;
-    r.problems.push(`SIS_DATABASE_URL: ${error.message}`); // the message shows the URL without its password
-  }
+export function databaseSettings(r: SettingReader) {
   return {
-    databaseUrl,
-    databasePoolSize: r.int('SIS_DATABASE_POOL_SIZE', 1, 1000),
-    databaseStatementTimeoutMs: r.intOrNull('SIS_DATABASE_STATEMENT_TIMEOUT_MS', 0, 86_400_000),
-    listPageRows: r.int('SIS_LIST_PAGE_ROWS', 0, 1_000_000),
-    answerCacheBytes: r.int('SIS_ANSWER_CACHE_BYTES', 0, 1024 * 1024 * 1024),
-  };
+    databaseUrl: r.read('SIS_DATABASE_URL'),
+    databasePoolSize: r.read('SIS_DATABASE_POOL_SIZE'),
+    databaseStatementTimeoutMs: r.read('SIS_DATABASE_STATEMENT_TIMEOUT_MS'),
+    listPageRows: r.read('SIS_LIST_PAGE_ROWS'),
+    answerCacheBytes: r.read('SIS_ANSWER_CACHE_BYTES'),
+  } satisfies Partial<Config>;
 }
 
-export function loggingSettings(r: SettingReader): Section<'logLevel' | 'logFormat' | 'logSuccessSample'> {
+export function loggingSettings(r: SettingReader) {
   return {
-    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
-    logFormat: r.oneOf('SIS_LOG_FORMAT', ['auto', 'json', 'pretty'] as const),
-    logSuccessSample: r.int('SIS_LOG_SUCCESS_SAMPLE', 0, 1_000_000),
-  };
+    logLevel: r.read('LOG_LEVEL'),
+    logFormat: r.read('SIS_LOG_FORMAT'),
+    logSuccessSample: r.read('SIS_LOG_SUCCESS_SAMPLE'),
+    otlpEndpoint: r.read('OTEL_EXPORTER_OTLP_ENDPOINT'),
+  } satisfies Partial<Config>;
 }
 
 /** API keys, the address allow-list, rate limits and their Redis. */
-export function accessSettings(
-  r: SettingReader,
-): Section<'apiKeys' | 'apiKeyServices' | 'authRealm' | 'allowFrom' | 'allowFromServices' | 'rateLimit' | 'redisUrl'> {
-  const serviceNames = services.map((s) => s.name);
-  const authRealm = r.str('SIS_AUTH_REALM');
-  if (/["\\\r\n]/.test(authRealm))
-    r.problems.push(
-      `SIS_AUTH_REALM=${JSON.stringify(authRealm)}: expected text without quotes, backslashes or line breaks`,
-    );
-  const redisUrl = r.str('SIS_REDIS_URL');
-  if (redisUrl !== '' && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
-    r.problems.push(
-      `SIS_REDIS_URL=${JSON.stringify(redisUrl.replace(/\/\/[^@/]*@/, '//***@'))}: expected redis://[user:password@]host[:port][/db] or rediss://…`,
-    );
-  }
+export function accessSettings(r: SettingReader) {
   return {
-    apiKeys: r.parsed('SIS_API_KEYS', [], parseApiKeys, true),
-    apiKeyServices: r.parsed('SIS_API_KEY_SERVICES', null, (raw) => parseServiceList(raw, serviceNames)),
-    authRealm,
-    allowFrom: r.parsed('SIS_ALLOW_FROM', [], parseCidrList),
-    allowFromServices: r.parsed('SIS_ALLOW_FROM_SERVICES', null, (raw) => parseServiceList(raw, serviceNames)),
-    rateLimit: r.parsed('SIS_RATE_LIMIT', null, parseRateLimit),
-    redisUrl: redisUrl === '' ? null : redisUrl,
-  };
+    apiKeys: r.read('SIS_API_KEYS'),
+    apiKeyServices: r.read('SIS_API_KEY_SERVICES'),
+    authRealm: r.read('SIS_AUTH_REALM'),
+    allowFrom: r.read('SIS_ALLOW_FROM'),
+    allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
+    rateLimit: r.read('SIS_RATE_LIMIT'),
+    redisUrl: r.read('SIS_REDIS_URL'),
+  } satisfies Partial<Config>;
 }
 
 /** AuthCode's limit, its SMS text and gateway, and the outbox that delivers. */
-export function smsSettings(r: SettingReader): Section<'authCodesPerHour' | 'smsMessage' | 'smsWebhook' | 'outbox'> {
-  const smsMessage = r.str('SIS_SMS_MESSAGE');
-  if (!smsMessage.includes('{code}'))
-    r.problems.push(`SIS_SMS_MESSAGE=${JSON.stringify(smsMessage)}: expected a text with {code} where the code goes`);
+export function smsSettings(r: SettingReader) {
   const outbox = {
-    pollMs: r.int('SIS_OUTBOX_POLL_MS', 10, 3_600_000),
-    maxAttempts: r.int('SIS_OUTBOX_MAX_ATTEMPTS', 1, 100),
-    backoffMs: r.int('SIS_OUTBOX_BACKOFF_MS', 1, 3_600_000),
-    leaseMs: r.int('SIS_OUTBOX_LEASE_MS', 1000, 3_600_000),
+    pollMs: r.read('SIS_OUTBOX_POLL_MS'),
+    maxAttempts: r.read('SIS_OUTBOX_MAX_ATTEMPTS'),
+    backoffMs: r.read('SIS_OUTBOX_BACKOFF_MS'),
+    leaseMs: r.read('SIS_OUTBOX_LEASE_MS'),
   };
-  const smsWebhook = loadSmsWebhook(r, r.int('SIS_SMS_WEBHOOK_TIMEOUT_MS', 100, 300_000));
+  const smsWebhook = loadSmsWebhook(r, r.read('SIS_SMS_WEBHOOK_TIMEOUT_MS'));
   if (smsWebhook !== null && outbox.leaseMs <= smsWebhook.timeoutMs) {
     r.problems.push(
       `SIS_OUTBOX_LEASE_MS=${outbox.leaseMs}: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS (${smsWebhook.timeoutMs}), or a delivery still waiting for the gateway could be taken by another worker`,
     );
   }
-  return { authCodesPerHour: r.int('SIS_AUTH_CODES_PER_HOUR', 0, 1_000_000), smsMessage, smsWebhook, outbox };
+  return {
+    authCodesPerHour: r.read('SIS_AUTH_CODES_PER_HOUR'),
+    smsMessage: r.read('SIS_SMS_MESSAGE'),
+    smsWebhook,
+    outbox,
+  } satisfies Partial<Config>;
+}
+
+/**
+ * AuthCode's protection of the SMS bill (docs/sms.md): the number rules, the velocity limits, the
+ * trusted networks and test numbers, retries and the guard's modes.
+ */
+export function smsGuardSettings(r: SettingReader): SmsRules {
+  const types = r.read('SIS_SMS_REFUSE_TYPES');
+  return {
+    phone: {
+      defaultRegion: r.read('SIS_SMS_DEFAULT_REGION'),
+      refuseInvalid: types.invalid,
+      refuseTypes: types.types,
+      countries: r.read('SIS_SMS_COUNTRIES'),
+    },
+    velocity: {
+      backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
+      perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
+      ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
+      perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
+      countryDaily: r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'),
+      hourlyBudget: r.read('SIS_SMS_HOURLY_BUDGET'),
+      dailyBudget: r.read('SIS_SMS_DAILY_BUDGET'),
+    },
+    trustedAddresses: r.read('SIS_SMS_TRUSTED_ADDRESSES'),
+    testNumbers: r.read('SIS_SMS_TEST_NUMBERS'),
+    repeatMs: r.read('SIS_AUTH_CODE_REPEAT_MS'),
+    monitored: r.read('SIS_SMS_GUARD'),
+  };
 }
 
 /** How long personal data is kept; a code retention under the hourly window is refused while the limit is on. */
-export function retentionSettings(r: SettingReader, authCodesPerHour: number): Section<'retention'> {
+export function retentionSettings(r: SettingReader, authCodesPerHour: number) {
   const retention = {
-    authCodesMs: r.int('SIS_AUTH_CODE_RETENTION_MS', 0, MAX_RETENTION_MS),
-    outboxMs: r.int('SIS_OUTBOX_RETENTION_MS', 0, MAX_RETENTION_MS),
+    authCodesMs: r.read('SIS_AUTH_CODE_RETENTION_MS'),
+    outboxMs: r.read('SIS_OUTBOX_RETENTION_MS'),
   };
   checkRetention(retention, authCodesPerHour, r.problems);
-  return { retention };
+  return { retention } satisfies Partial<Config>;
 }
-
-/** With leading and trailing slash ("/" or "/School/"). */
-function basePath(r: SettingReader): string {
-  const raw = r.str('SIS_BASE_PATH');
-  const withSlash = raw.endsWith('/') ? raw : `${raw}/`;
-  if (/^\/([A-Za-z0-9._~-]+\/)*$/.test(withSlash)) return withSlash;
-  r.problems.push(`SIS_BASE_PATH=${JSON.stringify(raw)}: expected a path such as / or /School/`);
-  return '/';
-}
-
-const list = (raw: string): string[] =>
-  raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
 
 /** The gateway settings; neither the URL (it may carry credentials) nor the secret is ever echoed. */
 function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null {
-  const url = r.str('SIS_SMS_WEBHOOK_URL');
-  const secret = r.str('SIS_SMS_WEBHOOK_SECRET');
+  const url = r.read('SIS_SMS_WEBHOOK_URL');
+  const secret = r.read('SIS_SMS_WEBHOOK_SECRET');
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
+    if (r.read('SIS_SMS_RECEIPT_PATH') !== null)
+      r.problems.push(
+        'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
+      );
     return null;
   }
-  let ok = false;
-  try {
-    const parsed = new URL(url);
-    ok = parsed.protocol === 'http:' || parsed.protocol === 'https:';
-  } catch {
-    // reported below
-  }
+  const ok = isHttpUrl(url);
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '')
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
-  return ok && secret !== '' ? { url, secret, timeoutMs } : null;
+  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath } : null;
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */
-export function shadowSettings(r: SettingReader): Section<'shadow'> {
-  const mode = r.oneOf('SIS_SHADOW', ['off', 'compare', 'legacy'] as const);
-  const legacyUrl = r.url('SIS_LEGACY_URL');
+export function shadowSettings(r: SettingReader) {
+  const mode = r.read('SIS_SHADOW');
+  const legacyUrl = r.read('SIS_LEGACY_URL');
   if (mode !== 'off' && legacyUrl === null && !r.problems.some((p) => p.startsWith('SIS_LEGACY_URL')))
     r.problems.push(
       `SIS_LEGACY_URL: required when SIS_SHADOW=${mode} (the legacy service's base URL, e.g. http://old-host/SchoolService/)`,
     );
-  if (legacyUrl !== null && /[?#]/.test(legacyUrl))
-    r.problems.push(`SIS_LEGACY_URL=${JSON.stringify(legacyUrl)}: expected a base URL without query or fragment`);
-  const sampleText = r.str('SIS_SHADOW_SAMPLE');
-  const sample = Number(sampleText);
-  if (!/^\s*(0|1|0?\.\d+|1\.0*)\s*$/.test(sampleText) || !(sample >= 0 && sample <= 1))
-    r.problems.push(
-      `SIS_SHADOW_SAMPLE=${JSON.stringify(sampleText)}: expected a fraction from 0 to 1, such as 1, 0.5 or 0.01`,
-    );
   return {
     shadow: {
       mode,
-      legacyUrl: legacyUrl === null ? null : legacyUrl.endsWith('/') ? legacyUrl : `${legacyUrl}/`,
-      sample: Number.isFinite(sample) && sample >= 0 && sample <= 1 ? sample : 1,
-      timeoutMs: r.int('SIS_SHADOW_TIMEOUT_MS', 10, 600_000),
-      maxInFlight: r.int('SIS_SHADOW_MAX_IN_FLIGHT', 1, 100_000),
-      maxAnswerBytes: r.int('SIS_SHADOW_MAX_ANSWER_BYTES', 1024, 1024 * 1024 * 1024),
-      fallback: r.bool('SIS_SHADOW_FALLBACK'),
-      keep: r.int('SIS_SHADOW_KEEP', 0, 10_000_000),
-      retentionMs: r.int('SIS_SHADOW_RETENTION_MS', 0, MAX_RETENTION_MS),
+      legacyUrl,
+      sample: r.read('SIS_SHADOW_SAMPLE'),
+      timeoutMs: r.read('SIS_SHADOW_TIMEOUT_MS'),
+      maxInFlight: r.read('SIS_SHADOW_MAX_IN_FLIGHT'),
+      maxAnswerBytes: r.read('SIS_SHADOW_MAX_ANSWER_BYTES'),
+      fallback: r.read('SIS_SHADOW_FALLBACK'),
+      keep: r.read('SIS_SHADOW_KEEP'),
+      retentionMs: r.read('SIS_SHADOW_RETENTION_MS'),
     },
-  };
+  } satisfies Partial<Config>;
 }

@@ -3,6 +3,7 @@ import type { ResultsMode } from '../operations/index.js';
 import type { RateLimit } from './parse-settings.js';
 import type { RetentionSettings } from './retention-settings.js';
 import type { SmsRules } from '../sms/sms-rules.js';
+import type { SettingValue } from './settings.js';
 
 /** The SMS gateway AuthCode's messages are posted to. */
 export interface SmsWebhook {
@@ -10,6 +11,8 @@ export interface SmsWebhook {
   /** Keys the HMAC-SHA256 signature of each body. */
   readonly secret: string;
   readonly timeoutMs: number;
+  /** Where the gateway POSTs delivery receipts, signed with the same secret; null: no receipts. */
+  readonly receiptPath: string | null;
 }
 
 /** How the outbox worker delivers: see src/outbox/outbox-worker.ts. */
@@ -23,7 +26,7 @@ export interface OutboxSettings {
 
 /** Running beside the legacy service (docs/migrating.md); mode `off` leaves the rest unused. */
 export interface ShadowSettings {
-  readonly mode: 'off' | 'compare' | 'legacy';
+  readonly mode: SettingValue<'SIS_SHADOW'>;
   /** The legacy service's base URL, with a trailing slash; null only when the mode is off. */
   readonly legacyUrl: string | null;
   /** Fraction of requests compared, 0 to 1. */
@@ -51,6 +54,7 @@ export interface Config {
   /** A public base URL that overrides the Host header in WSDL and disco addresses. */
   readonly publicUrl: string | null;
   /** Client addresses whose X-Forwarded-Proto/Host headers are believed. */
+  /** Addresses and CIDR blocks, normalised as `addr/prefix`. */
   readonly trustedProxies: readonly string[];
   readonly maxBodyBytes: number;
   readonly maxXmlDepth: number;
@@ -62,12 +66,14 @@ export interface Config {
   /** Load demo data on the first start of an empty database. */
   readonly demoData: boolean;
   /** Who sees the help page test form: local callers only (as .NET), everyone, or no one. */
-  readonly helpTestForm: 'local' | 'all' | 'off';
-  readonly logLevel: string;
+  readonly helpTestForm: SettingValue<'SIS_HELP_TEST_FORM'>;
+  readonly logLevel: SettingValue<'LOG_LEVEL'>;
   /** json, pretty, or auto (pretty when stdout is a terminal). */
-  readonly logFormat: 'auto' | 'json' | 'pretty';
+  readonly logFormat: SettingValue<'SIS_LOG_FORMAT'>;
   /** One successful request line in this many is logged (1: all, 0: none); answers of 400 and above always are. */
   readonly logSuccessSample: number;
+  /** OpenTelemetry: where spans are sent over OTLP/HTTP (`/v1/traces` appended); null: no tracing, nothing loaded. */
+  readonly otlpEndpoint: string | null;
   /** PostgreSQL pool size per process. */
   readonly databasePoolSize: number;
   /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */

@@ -14,10 +14,10 @@ import {
   loggingSettings,
   retentionSettings,
   shadowSettings,
+  smsGuardSettings,
   smsSettings,
 } from './config-sections.js';
 import { SettingReader } from './setting-reader.js';
-import { smsGuardSettings } from './sms-guard-settings.js';
 import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
@@ -50,9 +50,9 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sms: smsGuardSettings(r),
     ...retentionSettings(r, smsDelivery.authCodesPerHour),
     ...shadowSettings(r),
-    demoData: r.bool('SIS_DEMO_DATA'),
-    helpTestForm: r.oneOf('SIS_HELP_TEST_FORM', ['local', 'all', 'off'] as const),
-    results: r.oneOf('SIS_RESULTS', ['documented', 'extended'] as const),
+    demoData: r.read('SIS_DEMO_DATA'),
+    helpTestForm: r.read('SIS_HELP_TEST_FORM'),
+    results: r.read('SIS_RESULTS'),
   };
   if (r.problems.length > 0) throw new ConfigError(inTableOrder(r.problems));
   return config;

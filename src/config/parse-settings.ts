@@ -1,11 +1,176 @@
 /**
- * Parsers for the production settings. Each returns a value or a problem sentence (without the
- * setting's name, which the caller adds), so config.ts reports every wrong value at once.
+ * How a setting's text becomes its value: the kinds the settings table (settings.ts) gives each
+ * entry, and the parsers of the production settings. Each returns a value or a problem sentence
+ * (without the setting's name, which the reader adds), so every wrong value is reported at once.
  */
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
+import { services } from '../operations/index.js';
+import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 
 export type Parsed<T> = { readonly value: T } | { readonly problem: string };
+
+/** A setting's kind: how its text is read, and its value when neither the operator nor the table gives one. */
+export interface Kind<T> {
+  readonly parse: (raw: string) => Parsed<T>;
+  /** The value of a setting left unset whose table default is "" too. */
+  readonly unset: T;
+  /** The text a problem echoes; null: never echoed (a key pasted in clear, a URL's password). */
+  readonly shown?: (raw: string) => string | null;
+}
+
+/** A whole number from min to max; unset without a default: min. */
+export function int(min: number, max: number): Kind<number> {
+  return { parse: (raw) => wholeNumber(raw, min, max), unset: min };
+}
+
+/** A whole number from min to max, or null when unset without a default (the consumer's own default then). */
+export function optionalInt(min: number, max: number): Kind<number | null> {
+  return { parse: (raw) => wholeNumber(raw, min, max), unset: null };
+}
+
+function wholeNumber(raw: string, min: number, max: number): Parsed<number> {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max)
+    return { problem: `expected a whole number from ${min} to ${max}` };
+  return { value: n };
+}
+
+/** true/false, also 1/0, yes/no, on/off, in any case. */
+export const bool: Kind<boolean> = {
+  parse: (raw) =>
+    /^(1|true|yes|on)$/i.test(raw)
+      ? { value: true }
+      : /^(0|false|no|off)$/i.test(raw)
+        ? { value: false }
+        : { problem: 'expected true or false' },
+  unset: false,
+};
+
+/** One of the choices, in any case; the first when unset without a default. */
+export function oneOf<const C extends readonly [string, ...string[]]>(choices: C): Kind<C[number]> {
+  return {
+    parse: (raw) => {
+      const found = choices.find((c) => c === raw.toLowerCase());
+      return found !== undefined ? { value: found } : { problem: `expected one of ${choices.join(', ')}` };
+    },
+    unset: choices[0],
+  };
+}
+
+/** Any text, taken as written. */
+export const text: Kind<string> = { parse: (raw) => ({ value: raw }), unset: '' };
+
+/** Text that `ok` accepts; otherwise "expected <expected>". */
+export function textWhere(ok: (raw: string) => boolean, expected: string): Kind<string> {
+  return { parse: (raw) => (ok(raw) ? { value: raw } : { problem: `expected ${expected}` }), unset: '' };
+}
+
+/** An absolute http(s) URL, or null when unset. */
+export const httpUrl: Kind<string | null> = {
+  parse: (raw) => (isHttpUrl(raw) ? { value: raw } : { problem: 'expected an absolute http:// or https:// URL' }),
+  unset: null,
+};
+
+export function isHttpUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Read by its own parser; blank text (spaces only) is `unset`. */
+export function parsed<T>(
+  parse: (raw: string) => Parsed<T>,
+  unset: T,
+  shown?: (raw: string) => string | null,
+): Kind<T> {
+  return { parse: (raw) => (raw.trim() === '' ? { value: unset } : parse(raw)), unset, ...(shown && { shown }) };
+}
+
+/** Comma-separated items, trimmed, empty ones dropped. */
+export const list: Kind<readonly string[]> = parsed((raw) => ({ value: splitList(raw) }), []);
+
+/** A URL path, returned with leading and trailing slash ("/" or "/School/"). */
+export const basePath: Kind<string> = {
+  parse: (raw) => {
+    const withSlash = raw.endsWith('/') ? raw : `${raw}/`;
+    return /^\/([A-Za-z0-9._~-]+\/)*$/.test(withSlash)
+      ? { value: withSlash }
+      : { problem: 'expected a path such as / or /School/' };
+  },
+  unset: '/',
+};
+
+/** A fraction from 0 to 1. */
+export const fraction: Kind<number> = {
+  parse: (raw) => {
+    const n = Number(raw);
+    return /^\s*(0|1|0?\.\d+|1\.0*)\s*$/.test(raw) && n >= 0 && n <= 1
+      ? { value: n }
+      : { problem: 'expected a fraction from 0 to 1, such as 1, 0.5 or 0.01' };
+  },
+  unset: 1,
+};
+
+/** A host name or IP address. */
+export function isHostName(raw: string): boolean {
+  return isIP(raw) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(raw);
+}
+
+/** Checked here as the store reads it; a problem shows the URL without its password, so the value is never echoed. */
+export const databaseUrl: Kind<string> = {
+  parse: (raw) => {
+    try {
+      parseDatabaseUrl(raw);
+      return { value: raw };
+    } catch (error) {
+      if (!(error instanceof DatabaseUrlError)) throw error;
+      return { problem: error.message };
+    }
+  },
+  unset: '',
+  shown: () => null,
+};
+
+/** `*` or service file names; null: every service file. */
+export const serviceList: Kind<readonly string[] | null> = parsed(
+  (raw) =>
+    parseServiceList(
+      raw,
+      services.map((s) => s.name),
+    ),
+  null,
+);
+
+/** A Redis URL, echoed without its password. */
+export const redisUrl: Kind<string | null> = {
+  parse: (raw) =>
+    /^rediss?:\/\/[^\s]+$/.test(raw)
+      ? { value: raw }
+      : { problem: 'expected redis://[user:password@]host[:port][/db] or rediss://…' },
+  unset: null,
+  shown: (raw) => raw.replace(/\/\/[^@/]*@/, '//***@'),
+};
+
+/** A public base URL, returned without trailing slashes. */
+export const publicUrl: Kind<string | null> = {
+  parse: (raw) => (isHttpUrl(raw) ? { value: raw.replace(/\/+$/, '') } : httpUrl.parse(raw)),
+  unset: null,
+};
+
+/** The legacy service's base URL, returned with a trailing slash. */
+export const legacyUrl: Kind<string | null> = {
+  parse: (raw) => {
+    const url = httpUrl.parse(raw);
+    if ('problem' in url || url.value === null) return url;
+    if (/[?#]/.test(url.value)) return { problem: 'expected a base URL without query or fragment' };
+    return { value: url.value.endsWith('/') ? url.value : `${url.value}/` };
+  },
+  unset: null,
+};
 
 export interface RateLimit {
   readonly limit: number;
@@ -81,7 +246,7 @@ export function parseWorkers(raw: string): Parsed<number> {
   return { value: n };
 }
 
-function splitList(raw: string): string[] {
+export function splitList(raw: string): string[] {
   return raw
     .split(',')
     .map((s) => s.trim())

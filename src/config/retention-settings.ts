@@ -1,6 +1,6 @@
 /**
  * How long personal data is kept (SIS_AUTH_CODE_RETENTION_MS, SIS_OUTBOX_RETENTION_MS): the
- * values and the one rule between them and the hourly limit. The pruner (src/outbox/pruner.ts)
+ * values and the one rule between them and the hourly limit. The pruner (src/retention/pruner.ts)
  * applies them.
  */
 import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';

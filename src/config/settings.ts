@@ -1,209 +1,477 @@
 /**
- * Every setting the service reads, with its default and meaning: the one list that
- * docs/operations.md, the config file's key check and the tests agree on.
+ * Every setting the service reads: its name, kind (bounds, choices or parser), default and meaning,
+ * one entry each. The reader takes only these names (a typo does not compile) and parses each by
+ * its entry; docs/operations.md, the config file's key check and the tests agree with this list.
+ * Adding a setting: docs/architecture.md. Over 400 lines because it is that one table, an entry
+ * per setting; split, it would no longer be the one list.
  */
-export interface SettingInfo {
+import type { RefusalReason } from '../sms/refusal.js';
+import type { NumberType } from '../sms/sms-rules.js';
+import {
+  basePath,
+  bool,
+  databaseUrl,
+  fraction,
+  httpUrl,
+  int,
+  isHostName,
+  legacyUrl,
+  oneOf,
+  optionalInt,
+  parsed,
+  parseApiKeys,
+  parseCidrList,
+  parseRateLimit,
+  parseWorkers,
+  publicUrl,
+  redisUrl,
+  serviceList,
+  text,
+  textWhere,
+} from './parse-settings.js';
+import type { Kind } from './parse-settings.js';
+import { MAX_RETENTION_MS } from './retention-settings.js';
+import {
+  defaultRegion,
+  ipv6Prefix,
+  parseCountries,
+  parseCountryLimits,
+  parseGuardModes,
+  parseNetworks,
+  parseRefuseTypes,
+  parseTestNumbers,
+  receiptPath,
+} from './sms-guard-settings.js';
+
+export interface SettingEntry<T = unknown> {
   readonly name: string;
-  /** The default as an operator would write it ("" = unset). */
+  readonly kind: Kind<T>;
+  /** The default as an operator would write it ("" = unset: the kind's `unset` value). */
   readonly default: string;
   readonly meaning: string;
 }
 
-export const SETTINGS: readonly SettingInfo[] = [
+/** The table, its names kept as literal types (the reader's key type is derived from them). */
+function defineSettings<const S extends readonly SettingEntry[]>(settings: S): S {
+  return settings;
+}
+
+const HOUR_MS = 3_600_000;
+const GIB = 1024 * 1024 * 1024;
+
+export const SETTINGS = defineSettings([
   {
     name: 'SIS_CONFIG_FILE',
+    kind: text,
     default: '',
     meaning: 'JSON or .env-style file of settings; environment variables override it',
   },
-  { name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port)' },
-  { name: 'HOST', default: '0.0.0.0', meaning: 'address to listen on' },
+  { name: 'PORT', kind: int(0, 65535), default: '8080', meaning: 'TCP port to listen on (0 = any free port)' },
+  {
+    name: 'HOST',
+    kind: textWhere(isHostName, 'an IP address or a host name'),
+    default: '0.0.0.0',
+    meaning: 'address to listen on',
+  },
   {
     name: 'SIS_NAMESPACE',
+    kind: textWhere((v) => !/[\s"'<>&]/.test(v), 'a URI without spaces, quotes, <, > or &'),
     default: 'http://tempuri.org/',
     meaning: 'service namespace of elements and SOAPAction values',
   },
-  { name: 'SIS_DATABASE_URL', default: 'sqlite:./data/sis.db', meaning: 'database: sqlite:PATH or postgres://…' },
-  { name: 'SIS_DATABASE_POOL_SIZE', default: '10', meaning: 'PostgreSQL connections per process' },
+  {
+    name: 'SIS_DATABASE_URL',
+    kind: databaseUrl,
+    default: 'sqlite:./data/sis.db',
+    meaning: 'database: sqlite:PATH or postgres://…',
+  },
+  { name: 'SIS_DATABASE_POOL_SIZE', kind: int(1, 1000), default: '10', meaning: 'PostgreSQL connections per process' },
   {
     name: 'SIS_DATABASE_STATEMENT_TIMEOUT_MS',
+    kind: optionalInt(0, 86_400_000),
     default: '',
     meaning: 'PostgreSQL: longest statement (0 = no limit); SQLite: longest wait for the write lock (default 5000)',
   },
   {
     name: 'SIS_ANSWER_CACHE_BYTES',
+    kind: int(0, GIB),
     default: '16777216',
     meaning:
       'bytes of GetStudentSchool answers kept while the data version (read before the data on every request) is unchanged (0 = none)',
   },
   {
     name: 'SIS_LIST_PAGE_ROWS',
+    kind: int(0, 1_000_000),
     default: '1000',
     meaning: 'students read per page; a longer list is streamed (chunked) from one snapshot (0 = never stream)',
   },
-  { name: 'SIS_BASE_PATH', default: '/', meaning: 'path the .asmx files are mounted under' },
-  { name: 'SIS_PUBLIC_URL', default: '', meaning: 'public base URL used in WSDL and disco addresses' },
-  { name: 'SIS_TRUSTED_PROXIES', default: '', meaning: 'proxy addresses whose X-Forwarded-* headers are believed' },
-  { name: 'SIS_MAX_BODY_BYTES', default: '4194304', meaning: 'largest request body' },
-  { name: 'SIS_MAX_XML_DEPTH', default: '64', meaning: 'deepest element nesting in a SOAP request' },
-  { name: 'SIS_MAX_FORM_FIELDS', default: '1000', meaning: 'most fields in a query string or form' },
-  { name: 'SIS_REQUEST_TIMEOUT_MS', default: '30000', meaning: 'time allowed to receive a whole request' },
-  { name: 'SIS_HEADERS_TIMEOUT_MS', default: '10000', meaning: 'time allowed to receive the request headers' },
-  { name: 'SIS_KEEP_ALIVE_TIMEOUT_MS', default: '5000', meaning: 'idle keep-alive connections are closed after this' },
-  { name: 'SIS_DEMO_DATA', default: 'true', meaning: 'load demo data on the first start of an empty database' },
-  { name: 'SIS_HELP_TEST_FORM', default: 'local', meaning: 'help page test form for: local, all or off' },
-  { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
-  { name: 'SIS_LOG_FORMAT', default: 'auto', meaning: 'json, pretty, or auto (pretty when stdout is a terminal)' },
+  { name: 'SIS_BASE_PATH', kind: basePath, default: '/', meaning: 'path the .asmx files are mounted under' },
+  { name: 'SIS_PUBLIC_URL', kind: publicUrl, default: '', meaning: 'public base URL used in WSDL and disco addresses' },
+  {
+    name: 'SIS_TRUSTED_PROXIES',
+    kind: parsed(parseCidrList, []),
+    default: '',
+    meaning: 'proxy addresses or CIDR blocks whose X-Forwarded-* headers are believed',
+  },
+  { name: 'SIS_MAX_BODY_BYTES', kind: int(1024, GIB), default: '4194304', meaning: 'largest request body' },
+  {
+    name: 'SIS_MAX_XML_DEPTH',
+    kind: int(4, 10_000),
+    default: '64',
+    meaning: 'deepest element nesting in a SOAP request',
+  },
+  {
+    name: 'SIS_MAX_FORM_FIELDS',
+    kind: int(1, 1_000_000),
+    default: '1000',
+    meaning: 'most fields in a query string or form',
+  },
+  {
+    name: 'SIS_REQUEST_TIMEOUT_MS',
+    kind: int(100, HOUR_MS),
+    default: '30000',
+    meaning: 'time allowed to receive a whole request',
+  },
+  {
+    name: 'SIS_HEADERS_TIMEOUT_MS',
+    kind: int(100, HOUR_MS),
+    default: '10000',
+    meaning: 'time allowed to receive the request headers',
+  },
+  {
+    name: 'SIS_KEEP_ALIVE_TIMEOUT_MS',
+    kind: int(0, HOUR_MS),
+    default: '5000',
+    meaning: 'idle keep-alive connections are closed after this',
+  },
+  {
+    name: 'SIS_DEMO_DATA',
+    kind: bool,
+    default: 'true',
+    meaning: 'load demo data on the first start of an empty database',
+  },
+  {
+    name: 'SIS_HELP_TEST_FORM',
+    kind: oneOf(['local', 'all', 'off']),
+    default: 'local',
+    meaning: 'help page test form for: local, all or off',
+  },
+  {
+    name: 'LOG_LEVEL',
+    kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: 'info',
+    meaning: 'fatal, error, warn, info, debug, trace or silent',
+  },
+  {
+    name: 'SIS_LOG_FORMAT',
+    kind: oneOf(['auto', 'json', 'pretty']),
+    default: 'auto',
+    meaning: 'json, pretty, or auto (pretty when stdout is a terminal)',
+  },
   {
     name: 'SIS_LOG_SUCCESS_SAMPLE',
+    kind: int(0, 1_000_000),
     default: '1',
     meaning:
       'log one successful request line in N (1 = every one, 0 = none); answers of 400 and above are always logged',
   },
   {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    kind: httpUrl,
+    default: '',
+    meaning: 'OpenTelemetry collector (http://host:4318): a span per request sent over OTLP/HTTP; unset = no tracing',
+  },
+  {
     name: 'SIS_SHUTDOWN_GRACE_MS',
+    kind: int(0, HOUR_MS),
     default: '5000',
     meaning: 'on SIGTERM, how long idle keep-alive connections stay open',
   },
-  { name: 'SIS_SHUTDOWN_TIMEOUT_MS', default: '30000', meaning: 'on SIGTERM, longest wait for requests to finish' },
-  { name: 'SIS_WORKERS', default: '1', meaning: 'worker processes: a number or auto (one per core); --workers wins' },
-  { name: 'SIS_DEBUG_HEADERS', default: 'false', meaning: 'add X-Sis-Worker-Pid to every answer' },
-  { name: 'SIS_API_KEYS', default: '', meaning: 'hashed API keys (sha256:HEX,…); set = a key is required' },
-  { name: 'SIS_API_KEY_SERVICES', default: '*', meaning: 'service files that require a key (* = all)' },
-  { name: 'SIS_AUTH_REALM', default: 'Student Information', meaning: 'realm named in WWW-Authenticate' },
-  { name: 'SIS_ALLOW_FROM', default: '', meaning: 'client address allow-list (CIDR, IPv4/IPv6); set = others get 403' },
-  { name: 'SIS_ALLOW_FROM_SERVICES', default: '*', meaning: 'service files the allow-list applies to (* = all)' },
-  { name: 'SIS_RATE_LIMIT', default: '', meaning: 'requests per client address and window, e.g. 100/1s, 6000/1m' },
-  { name: 'SIS_REDIS_URL', default: '', meaning: 'Redis shared by instances for rate limits (redis://…)' },
-  { name: 'SIS_TLS_CERT', default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
-  { name: 'SIS_TLS_KEY', default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
+  {
+    name: 'SIS_SHUTDOWN_TIMEOUT_MS',
+    kind: int(100, HOUR_MS),
+    default: '30000',
+    meaning: 'on SIGTERM, longest wait for requests to finish',
+  },
+  {
+    name: 'SIS_WORKERS',
+    kind: parsed(parseWorkers, 1),
+    default: '1',
+    meaning: 'worker processes: a number or auto (one per core); --workers wins',
+  },
+  { name: 'SIS_DEBUG_HEADERS', kind: bool, default: 'false', meaning: 'add X-Sis-Worker-Pid to every answer' },
+  {
+    name: 'SIS_API_KEYS',
+    kind: parsed(parseApiKeys, [], () => null),
+    default: '',
+    meaning: 'hashed API keys (sha256:HEX,…); set = a key is required',
+  },
+  {
+    name: 'SIS_API_KEY_SERVICES',
+    kind: serviceList,
+    default: '*',
+    meaning: 'service files that require a key (* = all)',
+  },
+  {
+    name: 'SIS_AUTH_REALM',
+    kind: textWhere((v) => !/["\\\r\n]/.test(v), 'text without quotes, backslashes or line breaks'),
+    default: 'Student Information',
+    meaning: 'realm named in WWW-Authenticate',
+  },
+  {
+    name: 'SIS_ALLOW_FROM',
+    kind: parsed(parseCidrList, []),
+    default: '',
+    meaning: 'client address allow-list (CIDR, IPv4/IPv6); set = others get 403',
+  },
+  {
+    name: 'SIS_ALLOW_FROM_SERVICES',
+    kind: serviceList,
+    default: '*',
+    meaning: 'service files the allow-list applies to (* = all)',
+  },
+  {
+    name: 'SIS_RATE_LIMIT',
+    kind: parsed(parseRateLimit, null),
+    default: '',
+    meaning: 'requests per client address and window, e.g. 100/1s, 6000/1m',
+  },
+  {
+    name: 'SIS_REDIS_URL',
+    kind: redisUrl,
+    default: '',
+    meaning: 'Redis shared by instances for rate limits (redis://…)',
+  },
+  { name: 'SIS_TLS_CERT', kind: text, default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
+  { name: 'SIS_TLS_KEY', kind: text, default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
   {
     name: 'SIS_RESULTS',
+    kind: oneOf(['documented', 'extended']),
     default: 'documented',
     meaning: 'documented (marks and push settings empty, as the spec) or extended',
   },
   {
     name: 'SIS_AUTH_CODES_PER_HOUR',
+    kind: int(0, 1_000_000),
     default: '5',
     meaning: 'most codes AuthCode accepts per phone within an hour (0 = no limit)',
   },
   {
     name: 'SIS_AUTH_CODE_BACKOFF',
+    kind: bool,
     default: 'on',
     meaning:
       'after a phone reached its hourly limit, each next code waits longer since the last (1 min doubling to 32 min, with jitter)',
   },
   {
     name: 'SIS_AUTH_CODES_PER_ADDRESS_HOUR',
-    default: '30',
+    kind: int(0, 1_000_000),
+    default: '1000',
     meaning:
-      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one) per clock hour (0 = no limit)',
+      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one; IPv6: per SIS_SMS_IPV6_PREFIX) per clock hour; high because carriers and schools put many people behind one address (0 = no limit)',
+  },
+  {
+    name: 'SIS_SMS_IPV6_PREFIX',
+    kind: ipv6Prefix,
+    default: '64',
+    meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
+  },
+  {
+    name: 'SIS_SMS_TRUSTED_ADDRESSES',
+    kind: parsed(parseNetworks, []),
+    default: '',
+    meaning: "addresses and CIDR ranges the address limit does not count (the school's own network, a back office)",
   },
   {
     name: 'SIS_AUTH_CODES_PER_RANGE_HOUR',
+    kind: int(0, 1_000_000),
     default: '20',
     meaning:
       'most codes accepted per number range (the number without its last four digits) per clock hour (0 = no limit)',
   },
   {
     name: 'SIS_SMS_DEFAULT_REGION',
+    kind: defaultRegion,
     default: '',
     meaning:
       'ISO 3166 country (e.g. SA) of numbers written without a country code; unset = such numbers are not understood',
   },
   {
     name: 'SIS_SMS_REFUSE_TYPES',
+    kind: parsed(parseRefuseTypes, { invalid: false, types: new Set<NumberType>() }),
     default: 'invalid,premium-rate,shared-cost,toll-free,uan,voicemail,pager',
     meaning:
       'numbers AuthCode refuses: invalid, and number types (also voip, personal-number, fixed-line…); none = no check',
   },
   {
     name: 'SIS_SMS_COUNTRIES',
+    kind: parsed(parseCountries, null),
     default: '',
     meaning: 'ISO 3166 countries codes may be sent to (e.g. SA,AE); unset = every country',
   },
   {
     name: 'SIS_SMS_COUNTRY_DAILY_LIMITS',
+    kind: parsed(parseCountryLimits, null),
     default: 'SA=20000,*=200',
     meaning: 'most codes per country per UTC day, COUNTRY=N pairs; * = every other country; none = no limit',
   },
   {
     name: 'SIS_SMS_HOURLY_BUDGET',
+    kind: int(0, 1_000_000_000),
     default: '',
     meaning: 'most codes accepted per clock hour in all (every instance); unset or 0 = no budget',
   },
   {
     name: 'SIS_SMS_DAILY_BUDGET',
+    kind: int(0, 1_000_000_000),
     default: '',
     meaning: 'most codes accepted per UTC day in all (every instance); unset or 0 = no budget',
   },
   {
+    name: 'SIS_SMS_TEST_NUMBERS',
+    kind: parsed(parseTestNumbers, new Set<string>()),
+    default: '',
+    meaning:
+      'phones whose codes are recorded as test codes, never sent and never counted (app-store review, load tests)',
+  },
+  {
+    name: 'SIS_AUTH_CODE_REPEAT_MS',
+    // At most the hour the phone's codes are read over (the repeat is found among them).
+    kind: int(0, HOUR_MS),
+    default: '300000',
+    meaning:
+      'the same code for the same phone again within this time is accepted without a second SMS or count (0 = off; at most an hour)',
+  },
+  {
+    name: 'SIS_SMS_GUARD',
+    kind: parsed(parseGuardModes, new Set<RefusalReason>()),
+    default: 'enforce',
+    meaning:
+      'enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (number, blocked-range, address, range, country-daily, budget, phone)',
+  },
+  {
+    name: 'SIS_SMS_RECEIPT_PATH',
+    kind: receiptPath,
+    default: '',
+    meaning:
+      'path (e.g. /sms/receipts) where the gateway POSTs delivery receipts, signed like the webhook; unset = no receipts',
+  },
+  {
     name: 'SIS_SMS_MESSAGE',
+    kind: textWhere((v) => v.includes('{code}'), 'a text with {code} where the code goes'),
     default: 'Your verification code is {code}',
     meaning: 'SMS text; {code} is replaced by the code',
   },
   {
     name: 'SIS_SMS_WEBHOOK_URL',
+    kind: text,
     default: '',
     meaning: 'SMS gateway webhook (http/https); unset = messages wait in the outbox',
   },
-  { name: 'SIS_SMS_WEBHOOK_SECRET', default: '', meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL' },
-  { name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS', default: '10000', meaning: 'longest wait for the gateway per attempt' },
-  { name: 'SIS_OUTBOX_POLL_MS', default: '1000', meaning: 'how often the outbox worker looks for due messages' },
-  { name: 'SIS_OUTBOX_MAX_ATTEMPTS', default: '8', meaning: 'delivery attempts before a message is marked failed' },
+  {
+    name: 'SIS_SMS_WEBHOOK_SECRET',
+    kind: text,
+    default: '',
+    meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL',
+  },
+  {
+    name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS',
+    kind: int(100, 300_000),
+    default: '10000',
+    meaning: 'longest wait for the gateway per attempt',
+  },
+  {
+    name: 'SIS_OUTBOX_POLL_MS',
+    kind: int(10, HOUR_MS),
+    default: '1000',
+    meaning: 'how often the outbox worker looks for due messages',
+  },
+  {
+    name: 'SIS_OUTBOX_MAX_ATTEMPTS',
+    kind: int(1, 100),
+    default: '8',
+    meaning: 'delivery attempts before a message is marked failed',
+  },
   {
     name: 'SIS_OUTBOX_BACKOFF_MS',
+    kind: int(1, HOUR_MS),
     default: '1000',
     meaning: 'delay before the 2nd attempt, doubled for each next one (at most 5 min)',
   },
-  { name: 'SIS_OUTBOX_LEASE_MS', default: '30000', meaning: 'how long a claimed message is reserved for its worker' },
+  {
+    name: 'SIS_OUTBOX_LEASE_MS',
+    kind: int(1000, HOUR_MS),
+    default: '30000',
+    meaning: 'how long a claimed message is reserved for its worker',
+  },
   {
     name: 'SIS_AUTH_CODE_RETENTION_MS',
+    kind: int(0, MAX_RETENTION_MS),
     default: '2592000000',
     meaning: 'how long accepted codes are kept (30 days; 0 = forever; at least an hour while the hourly limit is on)',
   },
   {
     name: 'SIS_OUTBOX_RETENTION_MS',
+    kind: int(0, MAX_RETENTION_MS),
     default: '2592000000',
     meaning: 'how long delivered and failed messages are kept (30 days; 0 = forever; pending ones always are)',
   },
   {
     name: 'SIS_LEGACY_URL',
+    kind: legacyUrl,
     default: '',
     meaning: 'the legacy service beside this one (http/https base URL; our path under SIS_BASE_PATH is appended)',
   },
   {
     name: 'SIS_SHADOW',
+    kind: oneOf(['off', 'compare', 'legacy']),
     default: 'off',
     meaning:
       'off; compare (we answer, the legacy gets a copy); legacy (the legacy answers, ours is computed and compared)',
   },
-  { name: 'SIS_SHADOW_SAMPLE', default: '1', meaning: 'fraction of requests compared (0 to 1)' },
-  { name: 'SIS_SHADOW_TIMEOUT_MS', default: '5000', meaning: 'longest wait for the legacy service’s whole answer' },
+  { name: 'SIS_SHADOW_SAMPLE', kind: fraction, default: '1', meaning: 'fraction of requests compared (0 to 1)' },
+  {
+    name: 'SIS_SHADOW_TIMEOUT_MS',
+    kind: int(10, 600_000),
+    default: '5000',
+    meaning: 'longest wait for the legacy service’s whole answer',
+  },
   {
     name: 'SIS_SHADOW_MAX_IN_FLIGHT',
+    kind: int(1, 100_000),
     default: '64',
     meaning: 'comparisons in progress per process; beyond it a request is counted skipped',
   },
   {
     name: 'SIS_SHADOW_MAX_ANSWER_BYTES',
+    kind: int(1024, GIB),
     default: '16777216',
     meaning: 'largest legacy (or our) answer compared; a larger legacy answer is legacy-failed',
   },
   {
     name: 'SIS_SHADOW_FALLBACK',
+    kind: bool,
     default: 'on',
     meaning: 'legacy mode: when the legacy cannot be reached, we answer (on) or the client gets 502 (off)',
   },
   {
     name: 'SIS_SHADOW_KEEP',
+    kind: int(0, 10_000_000),
     default: '1000',
     meaning: 'most differences kept as examples (at most 20 per operation, binding and kind)',
   },
   {
     name: 'SIS_SHADOW_RETENTION_MS',
+    kind: int(0, MAX_RETENTION_MS),
     default: '604800000',
     meaning: 'how long shadow examples and counts are kept (7 days; AuthCode phones and codes masked)',
   },
-];
+]);
+
+export type SettingName = (typeof SETTINGS)[number]['name'];
+
+/** The value a setting reads as, derived from its entry's kind. */
+export type SettingValue<N extends SettingName> =
+  Extract<(typeof SETTINGS)[number], { readonly name: N }>['kind'] extends Kind<infer T> ? T : never;
 
 export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.name));

@@ -4,7 +4,7 @@
  * table (src/config/settings.ts). A warning, not an error: a variable meant for something else
  * (a wrapper script's own SIS_*) must not stop the service. SIS_TEST_* belong to the test suite.
  */
-import { SETTINGS } from './settings.js';
+import { SETTING_NAMES, SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
 
 export interface UnknownSetting {
@@ -14,10 +14,9 @@ export interface UnknownSetting {
 }
 
 export function unknownSettings(env: Env): UnknownSetting[] {
-  const known = new Set(SETTINGS.map((s) => s.name));
   const out: UnknownSetting[] = [];
   for (const name of Object.keys(env).sort()) {
-    if (!name.startsWith('SIS_') || name.startsWith('SIS_TEST_') || known.has(name)) continue;
+    if (!name.startsWith('SIS_') || name.startsWith('SIS_TEST_') || SETTING_NAMES.has(name)) continue;
     out.push({ name, closest: closestSetting(name) });
   }
   return out;
@@ -29,7 +28,7 @@ export function unknownSettingMessage(u: UnknownSetting): string {
 }
 
 function closestSetting(name: string): string {
-  let best = SETTINGS[0]!.name;
+  let best: string = SETTINGS[0].name;
   let bestDistance = Infinity;
   for (const s of SETTINGS) {
     const d = editDistance(name, s.name);

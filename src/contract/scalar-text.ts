@@ -2,6 +2,7 @@
  * The text forms behind the scalar table (scalars.ts): how .NET's XmlConvert writes and reads a
  * number or a date, and how Convert.ChangeType(text, type, InvariantCulture) reads a form field.
  */
+import { AsmxText } from '../errors/asmx-text.js';
 
 /** A value that does not convert; `reason` is .NET's own message (the inner exception's). */
 export class ScalarFormatError extends Error {
@@ -11,10 +12,6 @@ export class ScalarFormatError extends Error {
   }
 }
 
-export const BAD_FORMAT = 'Input string was not in a correct format.';
-export const outOfRange = (article: string, type: string): string =>
-  `Value was either too large or too small for ${article} ${type}.`;
-
 /** XmlConvert trims XML white space only. */
 export const trimXml = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
 /** .NET's number parsing skips U+0020 and U+0009..U+000D around the number. */
@@ -22,13 +19,13 @@ const trimNumber = (s: string): string => s.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\
 
 /**
  * Int32.Parse / Int64.Parse with NumberStyles.Integer (what XmlConvert and Convert.ChangeType
- * both use): white space around, one leading sign, decimal digits.
+ * both use): white space around, one leading sign, decimal digits. `overflow` is the type's message.
  */
-export function parseInteger(text: string, min: bigint, max: bigint, type: string): bigint {
+export function parseInteger(text: string, min: bigint, max: bigint, overflow: () => string): bigint {
   const s = trimNumber(text);
-  if (!/^[+-]?[0-9]+$/.test(s)) throw new ScalarFormatError(BAD_FORMAT);
+  if (!/^[+-]?[0-9]+$/.test(s)) throw new ScalarFormatError(AsmxText.Format_InvalidString());
   const n = BigInt(s);
-  if (n < min || n > max) throw new ScalarFormatError(outOfRange('an', type));
+  if (n < min || n > max) throw new ScalarFormatError(overflow());
   return n;
 }
 
@@ -42,12 +39,14 @@ export function parseDecimal(text: string, form: boolean): string {
   const m = form
     ? /^([+-]?)([0-9][0-9,]*|)(?:\.([0-9]*))?([+-]?)$/.exec(s)
     : /^([+-]?)([0-9]*)(?:\.([0-9]*))?()$/.exec(s);
-  if (m === null) throw new ScalarFormatError(BAD_FORMAT);
+  if (m === null) throw new ScalarFormatError(AsmxText.Format_InvalidString());
   const [, lead = '', whole = '', frac = '', trail = ''] = m;
-  if ((lead !== '' && trail !== '') || whole.replace(/,/g, '') + frac === '') throw new ScalarFormatError(BAD_FORMAT);
+  if ((lead !== '' && trail !== '') || whole.replace(/,/g, '') + frac === '') {
+    throw new ScalarFormatError(AsmxText.Format_InvalidString());
+  }
   const digits = whole.replace(/,/g, '').replace(/^0+(?=[0-9])/, '') || '0';
   if (digits.length > 29 || (digits.length === 29 && digits > '79228162514264337593543950335')) {
-    throw new ScalarFormatError(outOfRange('a', 'Decimal'));
+    throw new ScalarFormatError(AsmxText.Overflow_Decimal());
   }
   const negative = (lead === '-' || trail === '-') && /[1-9]/.test(digits + frac);
   return `${negative ? '-' : ''}${digits}${frac === '' ? '' : `.${frac}`}`;
@@ -112,9 +111,9 @@ export function parseDouble(text: string, form: boolean): number {
   const number = form
     ? /^[+-]?([0-9][0-9,]*\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/
     : /^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
-  if (!number.test(s)) throw new ScalarFormatError(BAD_FORMAT);
+  if (!number.test(s)) throw new ScalarFormatError(AsmxText.Format_InvalidString());
   const v = Number(s.replace(/,/g, ''));
-  if (!Number.isFinite(v)) throw new ScalarFormatError(outOfRange('a', 'Double'));
+  if (!Number.isFinite(v)) throw new ScalarFormatError(AsmxText.Overflow_Double());
   return v;
 }
 

@@ -4,12 +4,11 @@
  * all take what they do with a value from its entry here: a new parameter or result type is one
  * entry (docs/architecture.md, "Adding an operation or a type").
  */
+import { AsmxText } from '../errors/asmx-text.js';
 import {
-  BAD_FORMAT,
   checkDecimal,
   formatDateTime,
   formatDouble,
-  outOfRange,
   parseDecimal,
   parseDouble,
   parseInteger,
@@ -87,21 +86,21 @@ const char: Scalar<number, true> = {
     if (/^[0-9]+$/.test(value)) {
       const n = Number(value);
       if (n <= 0xffff) return n;
-      throw new ScalarFormatError(outOfRange('a', 'UInt16'));
+      throw new ScalarFormatError(AsmxText.Overflow_UInt16());
     }
     // Decision 8: one non-digit character is taken literally (`Y`), where ASMX faults.
     if (value.length === 1) return value.charCodeAt(0);
-    throw new ScalarFormatError(BAD_FORMAT);
+    throw new ScalarFormatError(AsmxText.Format_InvalidString());
   },
   fromForm(text) {
-    if (text.length !== 1) throw new ScalarFormatError('String must be exactly one character long.');
+    if (text.length !== 1) throw new ScalarFormatError(AsmxText.Format_NeedSingleChar());
     return text.charCodeAt(0);
   },
 };
 
-function integer(dotNet: string, name: string, bits: 32 | 64): Scalar<bigint, true> {
+function integer(dotNet: string, overflow: () => string, bits: 32 | 64): Scalar<bigint, true> {
   const max = (1n << BigInt(bits - 1)) - 1n;
-  const read = (text: string): bigint => parseInteger(text, -max - 1n, max, name);
+  const read = (text: string): bigint => parseInteger(text, -max - 1n, max, overflow);
   return {
     dotNet,
     xsd: `s:${bits === 32 ? 'int' : 'long'}`,
@@ -118,8 +117,8 @@ function integer(dotNet: string, name: string, bits: 32 | 64): Scalar<bigint, tr
   };
 }
 
-const long = integer('System.Int64', 'Int64', 64);
-const int32 = integer('System.Int32', 'Int32', 32);
+const long = integer('System.Int64', AsmxText.Overflow_Int64, 64);
+const int32 = integer('System.Int32', AsmxText.Overflow_Int32, 32);
 
 /** System.Int32, held as a number (every int is exact in one). */
 const int: Scalar<number, true> = {
@@ -147,13 +146,13 @@ const boolean: Scalar<boolean, true> = {
     const s = trimXml(text);
     if (s === 'true' || s === '1') return true;
     if (s === 'false' || s === '0') return false;
-    throw new ScalarFormatError(`The string '${s}' is not a valid Boolean value.`);
+    throw new ScalarFormatError(AsmxText.XmlConvert_BadFormat(s, 'Boolean'));
   },
   fromForm(text) {
     // Boolean.Parse: True or False in any case, white space (and NULs) around.
     const s = text.replace(/^[\s\0]+|[\s\0]+$/g, '').toLowerCase();
     if (s === 'true' || s === 'false') return s === 'true';
-    throw new ScalarFormatError('String was not recognized as a valid Boolean.');
+    throw new ScalarFormatError(AsmxText.Format_BadBoolean());
   },
 };
 
@@ -193,12 +192,12 @@ const dateTime: Scalar<Date, true> = {
   toXml: formatDateTime,
   fromXml(text) {
     const date = parseXsdDateTime(text, false);
-    if (date === null) throw new ScalarFormatError(`The string '${text}' is not a valid AllXsd value.`);
+    if (date === null) throw new ScalarFormatError(AsmxText.XmlConvert_BadFormat(text, 'AllXsd'));
     return date;
   },
   fromForm(text) {
     const date = parseXsdDateTime(text, true);
-    if (date === null) throw new ScalarFormatError('String was not recognized as a valid DateTime.');
+    if (date === null) throw new ScalarFormatError(AsmxText.Format_BadDateTime());
     return date;
   },
 };

@@ -2,8 +2,9 @@
  * Reads a JSON dataset as a stream: the top-level object and its arrays walked token by token,
  * each element (one record) parsed whole by json-text.ts. Memory holds one chunk and one record;
  * problems carry the file's line (and column for syntax), as the in-memory parser reports them.
+ * `jsonDatasetSource` hands it to an import record by record.
  */
-import type { ImportItem } from '../store/import/import-items.js';
+import type { ImportItem, ImportSource } from '../store/import/import-items.js';
 import { JsonSyntaxError, parseJsonValue } from './json-text.js';
 import type { DuplicateMember } from './json-text.js';
 import {
@@ -16,11 +17,38 @@ import {
   TOP_LEVEL_SHAPE,
 } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';
-import { describeToken, END_SLACK, kindOfStart, MAX_VALUE_CHARS, WS } from './json-walk.js';
-import type { State } from './json-walk.js';
-
-export { MAX_VALUE_CHARS };
 import { LineCounter } from './line-counter.js';
+
+// The walk's vocabulary: its states, limits and characters.
+
+/** A record (or any other value read whole) longer than this is refused rather than buffered. */
+export const MAX_VALUE_CHARS = 1 << 20;
+
+/** Text after an error near the buffer's end might still change it (a number cut as "1."). */
+const END_SLACK = 8;
+
+type State = 'start' | 'member' | 'after-member' | 'first-element' | 'element' | 'after-element' | 'trailing' | 'done';
+
+/** JSON's four white-space characters. */
+const WS = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** What a value starting with this character would be, for "expected an object, found …". */
+function kindOfStart(c: number): string {
+  if (c === 0x5b) return 'an array';
+  if (c === 0x22) return 'a string';
+  if (c === 0x74 || c === 0x66) return 'a boolean';
+  if (c === 0x6e) return 'null';
+  return 'a number';
+}
+
+/** The character at `offset` as a problem shows it: printable ASCII quoted, anything else as U+XXXX. */
+function describeToken(buf: string, offset: number): string {
+  if (offset >= buf.length) return 'end of input';
+  const cp = buf.codePointAt(offset)!;
+  const shown =
+    cp >= 0x21 && cp <= 0x7e ? `'${String.fromCodePoint(cp)}'` : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `token ${shown}`;
+}
 
 /** A value read whole by json-text.ts. */
 type Parsed = ReturnType<typeof parseJsonValue>;
@@ -287,4 +315,34 @@ export class JsonDatasetReader {
   private describe(offset: number): string {
     return describeToken(this.buf, offset);
   }
+}
+
+/** A JSON dataset file as an import source, record by record. */
+/**
+ * `tables` (what --replace empties) is read once the file is: students and devices always, as a
+ * dataset is about them; marks and push only when the file has those members, so a file without
+ * them leaves the stored marks and push settings alone.
+ */
+export function jsonDatasetSource(text: AsyncIterable<string>): ImportSource {
+  const reader = new JsonDatasetReader();
+  return {
+    items: readJsonDataset(text, reader),
+    get tables() {
+      return TABLE_NAMES.filter((t) => t === 'students' || t === 'devices' || reader.members.has(t));
+    },
+    labelled: true,
+  };
+}
+
+export async function* readJsonDataset(
+  text: AsyncIterable<string>,
+  reader = new JsonDatasetReader(),
+): AsyncGenerator<ImportItem[]> {
+  for await (const chunk of text) {
+    reader.push(chunk);
+    yield reader.drain();
+    if (reader.finished) return;
+  }
+  reader.end();
+  yield reader.drain();
 }

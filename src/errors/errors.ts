@@ -1,3 +1,5 @@
+import { AsmxText, chain } from './asmx-text.js';
+
 /**
  * Every failure is one of these classes, with a stable `code`. Bindings turn them into their own
  * shapes (SOAP 1.1 fault, SOAP 1.2 fault, text/plain, an empty 400/415, an HTML page); nothing
@@ -30,7 +32,7 @@ export class XmlReadError extends ServiceError {
 export class UnsupportedMediaTypeError extends ServiceError {
   readonly code = 'ERR_UNSUPPORTED_MEDIA_TYPE';
   constructor(readonly contentType: string) {
-    super(`Server found request content type to be '${contentType}', but expected 'text/xml'.`);
+    super(AsmxText.WebRequestContent(contentType, 'text/xml'));
     this.name = 'UnsupportedMediaTypeError';
   }
 }
@@ -51,11 +53,16 @@ export class SoapFaultError extends ServiceError {
   }
 }
 
-/** A protocol error of the HTTP GET/POST bindings: 500 text/plain with .NET's message. */
+/**
+ * A protocol error of the HTTP GET/POST bindings: 500 text/plain with .NET's message. `messages`
+ * is the exception chain, outermost first, as plain text (the binding encodes each one).
+ */
 export class HttpBindingError extends ServiceError {
   readonly code = 'ERR_HTTP_BINDING';
-  constructor(message: string) {
-    super(message);
+  readonly messages: readonly string[];
+  constructor(...messages: [string, ...string[]]) {
+    super(chain(...messages));
+    this.messages = messages;
     this.name = 'HttpBindingError';
   }
 }
@@ -77,7 +84,7 @@ export class PageError extends ServiceError {
 export class RequestTooLargeError extends ServiceError {
   readonly code = 'ERR_REQUEST_TOO_LARGE';
   constructor(readonly limit: number) {
-    super('Maximum request length exceeded.');
+    super(AsmxText.Max_request_length_exceeded());
     this.name = 'RequestTooLargeError';
   }
 }
@@ -117,7 +124,3 @@ export class QuotaExceededError extends InvalidArgumentError {
     this.name = 'QuotaExceededError';
   }
 }
-
-/** The message chain a remote ASMX caller sees for a failed operation. */
-export const UNABLE_TO_PROCESS = 'Server was unable to process request.';
-export const UNABLE_TO_READ = 'Server was unable to read request.';

@@ -7,6 +7,8 @@ import type { Route } from '../bindings/route.js';
 import type { Config } from '../config/config.js';
 import { collectBody, readBody } from './body.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
+import { parseTraceparent } from '../observe/trace-context.js';
+import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
 
 /**
  * A node:http request as the dispatcher sees it. One object per request with its methods on the
@@ -22,6 +24,8 @@ export class HttpExchange implements Exchange {
   bodyRefused = false;
   /** Set by routeOf (bindings/route.ts) on first use; declared here so every exchange has one shape. */
   route: Route | null | undefined = undefined;
+  /** This request's span, while tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null otherwise. */
+  span: RequestSpan | null = null;
 
   constructor(
     private readonly req: IncomingMessage,
@@ -43,6 +47,19 @@ export class HttpExchange implements Exchange {
   header(name: string): string | undefined {
     const v = this.req.headers[name];
     return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  #traceparent: TraceParent | null | undefined;
+
+  /** The caller's W3C trace context, read on first use (null: none, or not valid). */
+  get traceparent(): TraceParent | null {
+    if (this.#traceparent === undefined) this.#traceparent = parseTraceparent(this.header('traceparent'));
+    return this.#traceparent;
+  }
+
+  /** The trace this request belongs to, for its log line: ours while tracing, else the caller's, else none. */
+  get traceId(): string | undefined {
+    return this.span !== null ? this.span.traceId : this.traceparent?.traceId;
   }
 
   #body: Buffer | Promise<Buffer> | undefined;

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Config } from '../config/config.js';
 
@@ -40,10 +41,23 @@ function first(value: string | string[] | undefined): string | undefined {
   return v?.split(',')[0]?.trim() || undefined;
 }
 
+/** Each configuration's blocks, made once (the list is the config's own, never rebuilt). */
+const proxyBlocks = new WeakMap<readonly string[], BlockList>();
+
 function isTrustedProxy(address: string | undefined, trusted: readonly string[]): boolean {
   if (address === undefined || trusted.length === 0) return false;
+  let blocks = proxyBlocks.get(trusted);
+  if (blocks === undefined) {
+    blocks = new BlockList();
+    for (const block of trusted) {
+      const [addr, prefix] = block.split('/') as [string, string];
+      blocks.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
+    }
+    proxyBlocks.set(trusted, blocks);
+  }
   const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return trusted.includes(address) || trusted.includes(plain);
+  const family = isIP(plain);
+  return family !== 0 && blocks.check(plain, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Loopback callers count as local (the .NET help page offers its test form only to them). */

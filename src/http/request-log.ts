@@ -12,6 +12,8 @@ export interface LoggedRequest {
   readonly requestId: string;
   readonly method: string;
   readonly url: string;
+  /** The W3C trace id, when the request is part of a trace. */
+  readonly traceId?: string | undefined;
 }
 
 /**
@@ -65,7 +67,7 @@ export class RequestLog {
           outcome.operation ?? '',
           outcome.binding ?? '',
         )(
-          `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"status":${outcome.reply.status},"ms":${ms(seconds)}`,
+          `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"status":${outcome.reply.status},"ms":${ms(seconds)}${traced(req.traceId)}`,
         );
     }
   }
@@ -78,6 +80,9 @@ export class RequestLog {
 
 const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1000;
 
+/** The trace id field, or nothing (a trace id is 32 hex digits: safe in JSON as it is). */
+const traced = (traceId: string | undefined): string => (traceId === undefined ? '' : `,"traceId":"${traceId}"`);
+
 /** A whole line's fields; requests that named no service file carry their path (never query values). */
 function entry(req: LoggedRequest, outcome: Outcome, seconds: number): Record<string, unknown> {
   return {
@@ -89,5 +94,6 @@ function entry(req: LoggedRequest, outcome: Outcome, seconds: number): Record<st
     status: outcome.reply.status,
     ms: ms(seconds),
     path: outcome.service === undefined ? redactUrl(req.url) : undefined,
+    traceId: req.traceId,
   };
 }

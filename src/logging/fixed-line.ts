@@ -7,8 +7,8 @@ export type FixedLine = (fields: string) => void;
 /**
  * A line of one fixed shape (the access log's), written byte for byte as `logger.info(fields,
  * msg)` would write it, to the logger's own stream. pino's own formatting walks the object, asks
- * its serializers and redaction of every field, and costs about 0.7 µs more a line than this
- * (measured: 1.0 against 0.3 µs); the access log writes one line per request. Only for fields
+ * its serializers and redaction of every field, and costs about three times as much a line as
+ * this (bench/RESULTS.md); the access log writes one line per request. Only for fields
  * whose JSON the caller writes safely (numbers, and strings of our own making) and that no
  * redaction path names. The level is checked by the caller.
  */

@@ -5,8 +5,8 @@ type SonicBoom = ReturnType<typeof pino.destination>;
 
 /**
  * Log lines gathered in memory and handed to a synchronous SonicBoom together, once `bytes`
- * characters wait or `ms` after the first of them. SonicBoom's own buffering (`minLength`) was
- * measured at 0.6 µs a line more than this: each of its writes takes the byte length of the whole
+ * characters wait or `ms` after the first of them. SonicBoom's own buffering (`minLength`)
+ * measured dearer a line than this (bench/RESULTS.md): each of its writes takes the byte length of the whole
  * text still buffered (`Buffer.byteLength`, up to 4 KiB a line) and grows it by concatenation.
  * SonicBoom still does the writing: partial writes, EAGAIN on a non-blocking pipe, flushSync.
  */

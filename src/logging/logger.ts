@@ -27,7 +27,7 @@ export const LOG_FLUSH_MS = 500;
  * operation and binding, never by their arguments or bodies; URLs only with their query values
  * masked; and the redact paths below catch the fields a later change might add by mistake.
  * They are top-level paths on purpose: a wildcard (`*.phone`) makes pino look into every field
- * of every line, measured at 2 µs a line, more than the rest of the line's formatting.
+ * of every line, measured dearer than the rest of the line's formatting (bench/RESULTS.md).
  */
 export function createLogger(
   level: string,
@@ -62,8 +62,8 @@ export function createLogger(
  * a write(2) of its own. Buffered, lines are gathered (LineBatch) up to LOG_BUFFER_BYTES and
  * written by one write of ~16 lines, and a timer writes what waits after LOG_FLUSH_MS when traffic
  * is light. The writes are synchronous: measured on one core, SonicBoom's asynchronous mode cost
- * more (2.9 µs a line against 2.0: each write is a trip through libuv's thread pool on the same
- * core) and lengthened the tail, and a reader that stops reading blocks the process exactly as
+ * more a line (each write is a trip through libuv's thread pool on the same core; bench/RESULTS.md)
+ * and lengthened the tail, and a reader that stops reading blocks the process exactly as
  * `process.stdout` on a pipe does. What is buffered is lost only if the process is killed outright
  * (`kill -9`, the OOM killer): a stop, a fatal start-up error and an uncaught exception write it
  * out first (`flushLog`, and the exit hook below). Unbuffered, every line is one write, whole:
@@ -104,7 +104,7 @@ export function flushLog(log: Logger, timeoutMs = 2000): Promise<void> {
   });
 }
 
-/** pino's ISO time, formatted once per millisecond instead of once per line (`toISOString` is 0.5 µs). */
+/** pino's ISO time, formatted once per millisecond instead of once per line (`toISOString` is not free). */
 let stampMs = -1;
 let stamp = '';
 function isoTimeOncePerMs(): string {

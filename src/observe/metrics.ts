@@ -7,6 +7,8 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { Service } from '../operations/index.js';
+import type { OutboxBacklog } from '../store/outbox-types.js';
+import type { DependencyHealth } from './dependency-health.js';
 import { RouteTree } from './route-tree.js';
 
 export const BINDINGS = ['soap11', 'soap12', 'httpget', 'httppost'] as const;
@@ -114,11 +116,22 @@ export interface MetricsOptions {
     readonly kept: Readonly<Record<string, number>> | null;
     readonly pruned: Readonly<Record<string, number>>;
   };
-  /** AuthCode's refusals by reason and codes queued by country (src/sms/refusal-tally.ts). */
+  /** AuthCode's refusals by reason (would-be ones of monitor mode apart), repeats and codes queued by country (src/sms/refusal-tally.ts). */
   readonly sms?: {
     readonly refusals: ReadonlyMap<string, number>;
+    readonly monitoredRefusals: ReadonlyMap<string, number>;
     readonly queued: ReadonlyMap<string, number>;
+    readonly repeats: number;
   };
+  /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
+  readonly smsDeliveries?: () => ReadonlyMap<string, number>;
+  /** The outbox: its backlog, read from the database at scrape time; this process's attempts by result. */
+  readonly outbox?: {
+    readonly backlog: () => Promise<OutboxBacklog>;
+    readonly deliveries: ReadonlyMap<string, number>;
+  };
+  /** The dependencies' states, as /readyz reads them. */
+  readonly health?: DependencyHealth;
 }
 
 /** A registry with the request metrics, database gauges and Node's default metrics. */
@@ -200,6 +213,18 @@ export function createMetrics(
   }
   if (options.retention !== undefined) registerRetention(registry, options.retention);
   if (options.sms !== undefined) registerSms(registry, options.sms);
+  const deliveries = options.smsDeliveries;
+  if (deliveries !== undefined)
+    registry.registerMetric(
+      custom({
+        name: 'sis_sms_delivery_total',
+        help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
+        type: 'counter',
+        values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
+      }),
+    );
+  if (options.outbox !== undefined) registerOutbox(registry, options.outbox);
+  if (options.health !== undefined) registerHealth(registry, options.health);
   collectDefaultMetrics({ register: registry });
   return { registry, requests };
 }
@@ -230,9 +255,20 @@ function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>
   registry.registerMetric(
     custom({
       name: 'sis_auth_code_refusals_total',
-      help: 'AuthCode codes refused by this process, by reason (docs/sms.md).',
+      help: 'AuthCode codes refused by this process, by reason; mode="monitor": would have been refused by a layer that only watches (docs/sms.md).',
       type: 'counter',
-      values: () => [...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
+      values: () => [
+        ...[...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
+        ...[...sms.monitoredRefusals].map(([reason, value]) => ({ labels: { reason, mode: 'monitor' }, value })),
+      ],
+    }),
+  );
+  registry.registerMetric(
+    custom({
+      name: 'sis_auth_code_repeats_total',
+      help: 'AuthCode calls repeating a code just accepted for the same phone (SIS_AUTH_CODE_REPEAT_MS), answered without a second SMS.',
+      type: 'counter',
+      values: () => [{ labels: {}, value: sms.repeats }],
     }),
   );
   registry.registerMetric(
@@ -243,6 +279,65 @@ function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>
       values: () => [...sms.queued].map(([country, value]) => ({ labels: { country }, value })),
     }),
   );
+}
+
+function registerOutbox(registry: Registry, outbox: NonNullable<MetricsOptions['outbox']>): void {
+  registry.registerMetric(
+    custom({
+      name: 'sis_outbox_deliveries_total',
+      help: 'SMS delivery attempts made by this process, by result (delivered; retry: failed, tried again later; failed: for good).',
+      type: 'counter',
+      values: () => [...outbox.deliveries].map(([result, value]) => ({ labels: { result }, value })),
+    }),
+  );
+  // Read once per scrape for both gauges; every worker reads the same database, hence max, not sum.
+  let reading: Promise<OutboxBacklog | null> | null = null;
+  const backlog = (): Promise<OutboxBacklog | null> =>
+    (reading ??= outbox
+      .backlog()
+      .catch(() => null) // the database is down: its own metric says so; the gauges keep their last values
+      .finally(() => setImmediate(() => (reading = null))));
+  new Gauge({
+    name: 'sis_outbox_pending_messages',
+    help: 'SMS messages accepted and not yet delivered or failed for good.',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const b = await backlog();
+      if (b !== null) this.set(b.pending);
+    },
+  });
+  new Gauge({
+    name: 'sis_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest SMS message still waiting for delivery (0 when none waits).',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const b = await backlog();
+      if (b !== null)
+        this.set(b.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - b.oldestPendingAt.getTime()) / 1000));
+    },
+  });
+}
+
+function registerHealth(registry: Registry, health: DependencyHealth): void {
+  const dependencies = [
+    ['database', health.database],
+    ['database_writes', health.databaseWrites],
+    ['redis', health.redis],
+    ['sms_gateway', health.smsGateway],
+  ] as const;
+  new Gauge({
+    name: 'sis_dependency_up',
+    help: 'Whether a dependency works as far as this process saw (1) or is failing (0): database, database_writes, redis, sms_gateway (docs/operations.md, Failures while running).',
+    labelNames: ['dependency'],
+    registers: [registry],
+    // With workers, one failing is enough to show it.
+    aggregator: 'min',
+    collect() {
+      for (const [dependency, d] of dependencies) this.set({ dependency }, d.problem === null ? 1 : 0);
+    },
+  });
 }
 
 /** A metric whose values are computed at scrape time; prom-client only calls `get()` on it. */

@@ -1,13 +1,14 @@
 /**
  * AuthCode's checks and write, apart from its wire description (auth-code.ts), so that a dry run
  * (every check, nothing written, no SMS) runs exactly the checks a real call does: the input,
- * the SMS protection (src/sms/: number, blocks, velocity counters), then the store's per-phone
- * limits, which a real call takes in the same transaction as the code and its message.
+ * the SMS protection (src/sms/: test numbers, number, blocks, velocity counters), then the
+ * store's per-phone checks (a repeat of a code just accepted, the limits), which a real call
+ * takes in the same transaction as the code and its message.
  */
+import { InvalidArgumentError } from '../errors/errors.js';
 import { AuthCodeRefusedError, refusalMessage } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import type { AuthCodeOutcome } from '../store/store.js';
-import { checkCode, normalizePhone } from './auth-code-input.js';
 import type { OperationContext } from './context.js';
 
 export interface AuthCodeArgs {
@@ -38,6 +39,10 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       backoff: admission?.backoff,
       country: admission?.reading.country,
       counters: admission?.counters,
+      range: admission?.reading.range,
+      repeatMs: admission?.repeatMs,
+      monitorPhone: admission?.monitorPhone,
+      test: admission?.test,
       dryRun,
     });
   } finally {
@@ -51,5 +56,31 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       refusalMessage(reason, { retryAfterSeconds: outcome.retryAfterSeconds, maxPerHour }),
     );
   }
-  if (!dryRun) ctx.onAuthCodeAccepted?.();
+  // A repeat or a test code queued no message: nothing to wake the outbox for.
+  if (!dryRun && outcome.repeat !== true && admission?.test !== true) ctx.onAuthCodeAccepted?.();
+}
+
+/**
+ * AuthCode's input rules. A phone is an optional `+` and 7 to 15 digits once spaces and dashes
+ * are removed (E.164 allows 15); it is stored in that normal form so limits count one phone once.
+ * A code is 1 to 32 printable characters.
+ */
+export function normalizePhone(phone: string | null): string {
+  if (phone === null) throw new InvalidArgumentError('Missing phone: send the phone number the code is for.');
+  const compact = phone.replace(/[\s-]/g, '');
+  if (!/^\+?[0-9]{7,15}$/.test(compact)) {
+    throw new InvalidArgumentError(
+      'Invalid phone: expected an optional + followed by 7 to 15 digits (spaces and dashes are ignored).',
+    );
+  }
+  return compact;
+}
+
+export function checkCode(code: string | null): string {
+  if (code === null) throw new InvalidArgumentError('Missing code: send the code to deliver.');
+  const chars = [...code];
+  if (chars.length < 1 || chars.length > 32 || code.trim() === '' || /[\p{C}]/u.test(code)) {
+    throw new InvalidArgumentError('Invalid code: expected 1 to 32 printable characters.');
+  }
+  return code;
 }

@@ -1,6 +1,12 @@
 import { defineOperation } from '../contract/define.js';
+import type { StructSpec } from '../contract/types.js';
 import type { OperationContext } from './context.js';
-import { PushSettings } from './push-settings.js';
+
+/** What the sender of push notifications needs, as the extended GetServerKeyAndSender answers it. */
+export const PushSettings = {
+  name: 'PushSettings',
+  fields: ['ServerKey', 'SenderId'],
+} as const satisfies StructSpec;
 
 const base = { service: 'PushNotificationMobile', name: 'GetServerKeyAndSender', params: [] } as const;
 

@@ -1,6 +1,12 @@
 import { defineOperation } from '../contract/define.js';
+import type { StructSpec } from '../contract/types.js';
 import type { OperationContext } from './context.js';
-import { Mark } from './mark.js';
+
+/** One mark, as the extended GetStudentsMarks answers it (`ArrayOfMark` at a GET/POST root). */
+export const Mark = {
+  name: 'Mark',
+  fields: ['id_student', 'SubjectID', 'SubjectName', 'Mark', 'Term', 'MarkDate', 'Note'],
+} as const satisfies StructSpec;
 
 const base = {
   service: 'GetStudnetsMarks',

@@ -20,6 +20,10 @@ export interface OutboxWorkerOptions {
   readonly health?: DependencyHealth;
 }
 
+/** How a delivery attempt ended: sent, to be tried again later, or failed for good. */
+export const DELIVERY_RESULTS = ['delivered', 'retry', 'failed'] as const;
+export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
+
 /** Failed attempts in a row, over all messages, that make the gateway "refusing": one bad number is not an outage. */
 const REFUSING_AFTER = 3;
 
@@ -51,6 +55,8 @@ export class OutboxWorker {
   private stopped = false;
   /** Failed attempts since the last delivery. */
   private failedInARow = 0;
+  /** Attempts by result, for /metrics. */
+  readonly deliveries = new Map<DeliveryResult, number>(DELIVERY_RESULTS.map((r) => [r, 0]));
 
   constructor(
     private readonly store: OutboxStore,
@@ -118,9 +124,14 @@ export class OutboxWorker {
       return this.failed(message, phone, err);
     }
     this.failedInARow = 0;
+    this.count('delivered');
     this.options.health?.smsGateway.worked();
     await this.store.finishOutbox(message.id, this.id, { state: 'delivered', at: this.now() });
     this.log.info({ outboxId: message.id, phone, attempts: message.attempts }, 'outbox: delivered');
+  }
+
+  private count(result: DeliveryResult): void {
+    this.deliveries.set(result, (this.deliveries.get(result) ?? 0) + 1);
   }
 
   /** Records a failed attempt: another later, or failed for good. */
@@ -129,10 +140,12 @@ export class OutboxWorker {
     const health = this.options.health;
     if (health !== undefined && ++this.failedInARow >= REFUSING_AFTER) health.smsGateway.failed(REFUSING, err);
     if (message.attempts >= this.options.maxAttempts) {
+      this.count('failed');
       await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
       this.log.error({ outboxId: message.id, phone, attempts: message.attempts, error }, 'outbox: failed for good');
       return;
     }
+    this.count('retry');
     const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
     await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
     // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).

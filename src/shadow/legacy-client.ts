@@ -4,10 +4,10 @@
  * and body, plus X-Forwarded-For; the answer read whole, within a time-out and a size cap, so a
  * legacy service that hangs, refuses or floods costs a bounded wait and bounded memory.
  *
- * undici's Pool, not node:http's client: measured on this 2-core machine against a fixed-bytes
- * server (20 concurrent requests), node:http costs 65-95 µs of CPU a request, undici 27-33 µs.
+ * undici's Pool, not node:http's client: measured against a fixed-bytes server, node:http costs
+ * two to three times undici's CPU a request (bench/RESULTS.md).
  * The whole exchange (queue, connection, answer) has one deadline: a timer that aborts it through
- * an EventEmitter, which undici takes as a signal (an AbortController a request cost ~10 µs more).
+ * an EventEmitter, which undici takes as a signal (an AbortController a request cost more).
  */
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';

@@ -14,6 +14,7 @@
  * operation, whether it may write) is the bindings' route (bindings/route.ts), never guessed here;
  * its labels are those the metrics and the access log get for it.
  */
+import { withTraceparent } from '../observe/trace-context.js';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import type { Outcome } from '../bindings/exchange.js';
 import { performance } from 'node:perf_hooks';
@@ -250,7 +251,8 @@ export class ShadowDispatcher {
       method: ex.method,
       // Appended to SIS_LEGACY_URL: the target below SIS_BASE_PATH.
       relativeUrl: ex.url.slice(this.parts.basePath.length),
-      rawHeaders: ex.rawHeaders,
+      // The caller's traceparent goes on as it came; while tracing, the legacy call is a child of our span.
+      rawHeaders: ex.span === null ? ex.rawHeaders : withTraceparent(ex.rawHeaders, ex.span.traceparent),
       body,
       clientAddress: ex.peerAddress,
       write: route?.writes === true,

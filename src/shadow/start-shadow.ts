@@ -11,7 +11,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Service } from '../operations/index.js';
 import { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { Registry } from 'prom-client';
-import type { Pruner, PruneStep } from '../outbox/pruner.js';
+import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { OperationContext } from '../operations/context.js';
 import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';

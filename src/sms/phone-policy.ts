@@ -2,7 +2,7 @@
  * The phone number rules (docs/sms.md): a number is read with libphonenumber's full metadata
  * (national numbers in SIS_SMS_DEFAULT_REGION's format), and refused when it is not valid, of a
  * refused type (premium-rate, toll-free…) or of a country outside SIS_SMS_COUNTRIES. The
- * metadata is large (~90 ms and several MB to load): it is loaded once, and only when a rule
+ * metadata is large (slow to load, megabytes in memory): it is loaded once, and only when a rule
  * needs it, so a service whose rules are all off never pays for it.
  */
 import type * as Max from 'libphonenumber-js/max';

@@ -1,6 +1,6 @@
 /**
  * What the store offers for retention: removing old rows in small batches, erasing delivered texts
- * left from before they were erased at delivery, and counting. The pruner (src/outbox/pruner.ts)
+ * left from before they were erased at delivery, and counting. The pruner (src/retention/pruner.ts)
  * decides when and how much; the store only guarantees each batch is short and safe to run from
  * several processes at once.
  */

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { XmlReadError } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 
 /**
  * Turns request bytes into text the way .NET's XmlReader picks an encoding: a byte order mark
@@ -27,15 +28,15 @@ export function decodeXml(body: Buffer, charset: string | undefined): string {
   if (/^utf-?8$/i.test(encoding)) {
     // The common case: a native validity check, then the fastest decoder.
     const bytes = start === 0 ? body : body.subarray(start);
-    if (!isUtf8(bytes)) throw new XmlReadError('Invalid character in the given encoding.', true);
+    if (!isUtf8(bytes)) throw new XmlReadError(AsmxText.Xml_InvalidCharInThisEncoding(), true);
     return bytes.toString('utf8');
   }
   const decoder = decoderFor(encoding);
-  if (decoder === null) throw new XmlReadError(`System does not support '${charset ?? encoding}' encoding.`, true);
+  if (decoder === null) throw new XmlReadError(AsmxText.Xml_UnknownEncoding(charset ?? encoding), true);
   try {
     return decoder.decode(start === 0 ? body : body.subarray(start));
   } catch {
-    throw new XmlReadError('Invalid character in the given encoding.', true);
+    throw new XmlReadError(AsmxText.Xml_InvalidCharInThisEncoding(), true);
   }
 }
 

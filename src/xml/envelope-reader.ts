@@ -1,6 +1,7 @@
 import { SaxesParser } from 'saxes';
 import type { SaxesTagNS } from 'saxes';
 import { XmlReadError } from '../errors/errors.js';
+import { AsmxText } from '../errors/asmx-text.js';
 import { scanEnvelope } from './envelope-scanner.js';
 import { XSI_NS } from './namespaces.js';
 import type { Envelope, EnvelopeLimits, ParamText } from './envelope.js';
@@ -31,9 +32,6 @@ export function readEnvelopeFully(xml: string, paramNamespace: string, limits: E
   return new FullReader(paramNamespace, limits).read(xml);
 }
 
-const DTD_PROHIBITED =
-  'For security reasons DTD is prohibited in this XML document. To enable DTD processing set the DtdProcessing property on XmlReaderSettings to Parse and pass the settings to XmlReader.Create method.';
-
 /** One pass of saxes over one document; the fields are what has been seen so far. */
 class FullReader {
   readonly #parser = new SaxesParser({ xmlns: true, position: true });
@@ -61,7 +59,7 @@ class FullReader {
     parser.on('error', (err) => {
       throw err;
     });
-    parser.on('doctype', () => this.fail(DTD_PROHIBITED));
+    parser.on('doctype', () => this.fail(AsmxText.Xml_DtdIsProhibitedEx()));
     parser.on('opentagstart', () => {
       this.settle(1);
       this.#attributes = 0;
@@ -81,10 +79,10 @@ class FullReader {
   read(xml: string): Envelope {
     let error: XmlReadError | null = null;
     try {
-      if (xml.trim() === '') this.fail('Root element is missing.');
+      if (xml.trim() === '') this.fail(AsmxText.Xml_MissingRoot());
       this.#parser.write(xml).close();
       this.settle(0);
-      if (this.#root === null) this.fail('Root element is missing.');
+      if (this.#root === null) this.fail(AsmxText.Xml_MissingRoot());
     } catch (err) {
       error =
         err instanceof XmlReadError
@@ -203,7 +201,7 @@ function xmlMessage(
     const before = xml.slice(0, Math.max(at, 0));
     const line = before.split('\n').length;
     const column = at - before.lastIndexOf('\n');
-    return `Data at the root level is invalid. Line ${line}, position ${column}.`;
+    return AsmxText.Xml_MessageWithErrorPosition(AsmxText.Xml_InvalidRootData(), line, column);
   }
-  return `The XML is not well-formed: ${text} Line ${parser.line}, position ${parser.column + 1}.`;
+  return AsmxText.Xml_MessageWithErrorPosition(AsmxText.XmlNotWellFormed(text), parser.line, parser.column + 1);
 }

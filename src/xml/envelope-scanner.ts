@@ -14,8 +14,8 @@ const ATTR = /([A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?)[ \t\n]*=[
 const DECL =
   /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.0\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
 // Characters the fast path leaves to saxes: CR (line-end normalisation), controls, non-characters
-// and surrogates (pairing rules); and `]]>`, which text may not contain, looked for apart (one
-// alternation tried at every character measured 284 ns a GetTokenDevice envelope, these two 206).
+// and surrogates (pairing rules); and `]]>`, which text may not contain, looked for apart: one
+// alternation tried at every character measured slower than these two (bench/RESULTS.md).
 const UNUSUAL = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/g;
 const ENTITY = /&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));/y;
 const NAMED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };

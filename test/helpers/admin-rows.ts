@@ -3,7 +3,7 @@
  * JSON dataset as an import source, students made to order, and a snapshot export gathered in
  * memory table by table.
  */
-import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import type { ImportSource } from '../../src/store/import/import-items.js';
 import type { TableName, TableRecord } from '../../src/store/import/record-check.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';

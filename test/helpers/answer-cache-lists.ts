@@ -1,5 +1,5 @@
 /**
- * What the answer cache tests (test/service/answer-cache*.test.ts) ask and count: the students of
+ * What the answer cache tests (test/cache/answer-cache*.test.ts) ask and count: the students of
  * one school, the GetStudentSchool list they make over a binding, and the cache counters a
  * service's /metrics reports.
  */

@@ -1,8 +1,8 @@
 /**
  * The binding loop: every operation of a list, over every binding, against a real server serving
  * exactly that list, with the same expectations for all four. The contract's operations go through
- * it (test/service/operations.test.ts), and so do test-only ones
- * (test/service/operations-added-by-one-entry.test.ts).
+ * it (test/operations/operations.test.ts), and so do test-only ones
+ * (test/operations/operations-added-by-one-entry.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

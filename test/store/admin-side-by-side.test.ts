@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 

@@ -10,7 +10,7 @@ import { ImportRejectedError } from '../../src/store/import/bulk-import.js';
 import { csvSource } from '../../src/dataset/csv.js';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
 import { MigrationError } from '../../src/store/schema/migrations.js';
@@ -251,7 +251,7 @@ for (const target of storeTargets) {
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column and migration 8's table.
+      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column, migration 8's column (its outbox columns went with the table) and migration 9's table.
       await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') {
@@ -268,6 +268,7 @@ for (const target of storeTargets) {
       for (const table of ['sms_counters', 'sms_refusals', 'sms_blocked_ranges', 'sms_keys'])
         await db.sql(`drop table ${table}`);
       await db.sql('alter table auth_codes drop column country');
+      await db.sql('alter table auth_codes drop column test');
       await assert.rejects(
         openStore(db.url, { migrations: 'require' }),
         new RegExp(`schema version 1, this program needs ${LATEST_SCHEMA_VERSION}; run \`sis migrate\` first`),

@@ -48,6 +48,20 @@ for (const target of storeTargets) {
       });
     });
 
+    test('the backlog: pending messages and when the oldest was accepted, for /metrics', async () => {
+      await withFreshStore(target, async (store) => {
+        assert.deepEqual(await store.outboxBacklog(), { pending: 0, oldestPendingAt: null });
+        await accept(store, '+15550000001', 'c1');
+        await accept(store, '+15550000002', 'c2', at(60_000));
+        await accept(store, '+15550000003', 'c3', at(120_000));
+        assert.deepEqual(await store.outboxBacklog(), { pending: 3, oldestPendingAt: T0 });
+        const [first, second] = await store.claimOutbox('w1', at(130_000), 1000, 2);
+        await store.finishOutbox(first!.id, 'w1', { state: 'delivered', at: at(130_000) });
+        await store.finishOutbox(second!.id, 'w1', { state: 'failed', error: 'gateway answered 400' });
+        assert.deepEqual(await store.outboxBacklog(), { pending: 1, oldestPendingAt: at(120_000) });
+      });
+    });
+
     test('claims: each due message once, again once its lease ran out, finished only by the lease holder', async () => {
       await withFreshStore(target, async (store) => {
         for (const n of [1, 2, 3]) await accept(store, `+1555000000${n}`, `c${n}`);

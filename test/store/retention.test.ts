@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { Pruner } from '../../src/outbox/pruner.js';
-import type { PrunerOptions, RetentionPolicy } from '../../src/outbox/pruner.js';
+import { Pruner } from '../../src/retention/pruner.js';
+import type { PrunerOptions, RetentionPolicy } from '../../src/retention/pruner.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { maskPhone } from '../../src/store/phone-mask.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';

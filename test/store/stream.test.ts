@@ -10,7 +10,7 @@ import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import { decodeUtf8, InvalidUtf8Error } from '../../src/dataset/utf8.js';
 import type { ImportItem, ImportSource } from '../../src/store/import/import-items.js';
-import { jsonDatasetSource } from '../../src/dataset/json-dataset-source.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { MAX_VALUE_CHARS } from '../../src/dataset/json-stream.js';
 import type { TableName } from '../../src/store/import/record-check.js';
 

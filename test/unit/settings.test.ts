@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { SETTINGS } from '../../src/config/settings.js';
+import { SettingReader } from '../../src/config/setting-reader.js';
+import { SETTING_NAMES, SETTINGS } from '../../src/config/settings.js';
 import { repoRoot } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-config-'));
@@ -23,31 +24,62 @@ function problems(env: Record<string, string>): readonly string[] {
 }
 
 describe('settings', () => {
-  it('docs/operations.md has a row for every setting (and is the only place with the table), and the config reads no other', () => {
+  it('docs/operations.md has a row for every setting, in the table order, with its default (and is the only place with the table), and the config reads no other', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
     assert.ok(!readme.includes('| `PORT` |'), 'the settings table stands only in docs/operations.md, not in README.md');
-    for (const file of [join(repoRoot, 'docs', 'operations.md')]) {
-      const docs = readFileSync(file, 'utf8');
-      for (const s of SETTINGS) {
-        const row = docs.split('\n').find((l) => l.startsWith(`| \`${s.name}\` |`));
-        assert.ok(row !== undefined, `${s.name} is documented in ${file}`);
-        // The default shown is the table's, the one loadConfig uses: (none), or the value first.
-        const shown = row.split(' | ')[1]!;
-        if (s.default === '') assert.equal(shown, '(none)', `${s.name}'s default in ${file}`);
-        else
-          assert.ok(
-            shown.startsWith(`\`${s.default}\``),
-            `${s.name}'s default in ${file} is \`${s.default}\`, not ${shown}`,
-          );
-      }
+    const docs = readFileSync(join(repoRoot, 'docs', 'operations.md'), 'utf8');
+    const section = docs.slice(
+      docs.indexOf('\n## Settings\n'),
+      docs.indexOf('\n## ', docs.indexOf('\n## Settings\n') + 1),
+    );
+    const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+    assert.deepEqual(
+      rows.map((l) => /^\| `([A-Z0-9_]+)` \|/.exec(l)?.[1]),
+      SETTINGS.map((s) => s.name),
+      'the rows of docs/operations.md "Settings" are the entries of src/config/settings.ts, in its order',
+    );
+    for (const [i, s] of SETTINGS.entries()) {
+      // The default shown is the table's, the one loadConfig uses: (none), or the value first.
+      const shown = rows[i]!.split(' | ')[1]!;
+      if (s.default === '') assert.equal(shown, '(none)', `${s.name}'s default in docs/operations.md`);
+      else
+        assert.ok(
+          shown.startsWith(`\`${s.default}\``),
+          `${s.name}'s default in docs/operations.md is \`${s.default}\`, not ${shown}`,
+        );
     }
     const read = new Set<string>();
     loadConfig(
       new Proxy({} as Record<string, string | undefined>, { get: (_t, name: string) => (read.add(name), undefined) }),
     );
-    const names = new Set(SETTINGS.map((s) => s.name));
+    const names = new Set<string>(SETTINGS.map((s) => s.name));
     for (const name of read) assert.ok(names.has(name), `${name} is in src/config/settings.ts`);
     for (const name of names) assert.ok(read.has(name), `${name} is read by loadConfig`);
+  });
+
+  it('reads only names of the table, each typed by its entry (a typo does not compile)', () => {
+    const r = new SettingReader({ SIS_SHADOW: 'Compare', SIS_MAX_XML_DEPTH: '3' });
+    const port: number = r.read('PORT');
+    const mode: 'off' | 'compare' | 'legacy' = r.read('SIS_SHADOW');
+    const publicUrl: string | null = r.read('SIS_PUBLIC_URL');
+    assert.deepEqual([port, mode, publicUrl], [8080, 'compare', null]);
+    // @ts-expect-error: a number setting does not read as text
+    const wrong: string = r.read('SIS_MAX_BODY_BYTES');
+    assert.equal(wrong, 4194304);
+    // A wrong value: one problem in the entry's words, and the default's value.
+    assert.equal(r.read('SIS_MAX_XML_DEPTH'), 64);
+    assert.deepEqual(r.problems, ['SIS_MAX_XML_DEPTH="3": expected a whole number from 4 to 10000']);
+    // @ts-expect-error: SIS_SHADOW_SAMPEL is not in the settings table
+    assert.throws(() => r.read('SIS_SHADOW_SAMPEL'), /SIS_SHADOW_SAMPEL is not in the settings table/);
+  });
+
+  it('has one entry per name, and every default reads without a problem by its own kind', () => {
+    assert.equal(SETTING_NAMES.size, SETTINGS.length, 'no name twice');
+    for (const s of SETTINGS) {
+      if (s.default === '') continue;
+      const parsed = s.kind.parse(s.default);
+      assert.ok('value' in parsed, `${s.name}'s default ${JSON.stringify(s.default)}: ${JSON.stringify(parsed)}`);
+    }
   });
 
   it('defaults are those documented', () => {

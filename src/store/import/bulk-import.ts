@@ -136,7 +136,7 @@ async function merge(
       const updates = TABLE_FIELDS.students.slice(1).map((f) => `${quote(f)} = excluded.${quote(f)}`);
       // New rows go after everything stored, in file order; stored ones keep their place. Rows
       // are written in key order: the primary key index is then filled page by page (on
-      // PostgreSQL a million-row merge takes 40 % less time than in file order).
+      // PostgreSQL a million-row merge takes much less time than in file order: bench/RESULTS.md).
       await run(
         `insert into students (${columns}, seq) select ${columns}, ord + (select coalesce(max(seq), 0) + 1 from students) ` +
           `from ${stage('students')} where true order by id_student${await upsert(run, 'students', `(id_student) do update set ${updates.join(', ')}`)}`,

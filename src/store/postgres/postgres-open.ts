@@ -4,7 +4,7 @@
  * one for `sis check` in read-only transactions.
  */
 import { Kysely, PostgresDialect } from 'kysely';
-import type { DatabaseInspection } from '../schema/inspection.js';
+import type { DatabaseInspection } from '../schema/migrations.js';
 import { schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
 import { readyStore } from '../sql/ready-store.js';

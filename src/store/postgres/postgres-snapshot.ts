@@ -1,6 +1,6 @@
-/** PostgreSQL's snapshot reads (sql/snapshot-read.ts), for streamed lists. */
+/** PostgreSQL's snapshot reads (SnapshotRead, sql/engine-parts.ts), for streamed lists. */
 import type { Kysely } from 'kysely';
-import type { SnapshotRead } from '../sql/snapshot-read.js';
+import type { SnapshotRead } from '../sql/engine-parts.js';
 import type { Database } from '../schema/tables.js';
 
 /** PostgreSQL: a pooled connection in a read-only repeatable-read transaction, taken now. */

@@ -1,7 +1,7 @@
 /**
  * What differs between SQLite and PostgreSQL, behind one interface, as Kysely does it: each dialect
  * is a module of its own engine's folder (sqlite/sqlite-dialect.ts, postgres/postgres-dialect.ts),
- * chosen once by the database URL (open/database-at.ts) and passed down. Callers ask what their
+ * chosen once by the database URL (open/open-store.ts) and passed down. Callers ask what their
  * dialect does, never which one it is.
  */
 import type { ColumnDefinitionBuilder, Kysely, SelectQueryBuilder } from 'kysely';

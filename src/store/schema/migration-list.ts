@@ -218,6 +218,22 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 8,
+    name: "SMS for parents: test codes, delivery receipts, and each message's country and range",
+    async up(db, dialect) {
+      // Codes to SIS_SMS_TEST_NUMBERS: recorded, never sent, never counted (docs/sms.md).
+      await db.schema
+        .alterTable('auth_codes')
+        .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // Kept with the message so delivery rates per country and range outlive the phone's masking.
+      for (const column of ['country', 'phone_range', 'receipt', 'receipt_reason'])
+        await db.schema.alterTable('outbox').addColumn(column, 'text').execute();
+      await db.schema.alterTable('outbox').addColumn('receipt_at', dialect.ddl.timestamp).execute();
+      await db.schema.createIndex('outbox_receipt_at').on('outbox').column('receipt_at').execute();
+    },
+  },
+  {
+    version: 9,
     name: 'beside the legacy service: accepted differences, and the mode of each count',
     async up(db, dialect) {
       // A rule accepts a kind of difference (its id as the report names it) or a path pattern,

@@ -101,13 +101,18 @@ function isMissingTable(error: unknown): boolean {
   return code === '42P01' || (typeof message === 'string' && message.startsWith('no such table'));
 }
 
-/** The newest version this program knows. */
-
 /** Where a database stands against this program, without changing it (`sis check`). */
 export type SchemaStatus =
   | { readonly state: 'empty' }
   | { readonly state: 'current'; readonly version: number }
   | { readonly state: 'pending'; readonly version: number; readonly pending: readonly number[] };
+
+/** What `sis check` learns of a database without changing it (open/open-store.ts, inspectDatabase). */
+export type DatabaseInspection =
+  | { readonly state: 'memory' }
+  /** A SQLite file not made yet (the service makes it; its directory is writable). */
+  | { readonly state: 'missing'; readonly path: string }
+  | (SchemaStatus & { readonly where: string });
 
 /** Throws SchemaTooNewError for a database newer than the program. */
 export async function schemaStatus(db: Kysely<Database>): Promise<SchemaStatus> {

@@ -9,7 +9,6 @@ import type { RetentionBatches } from '../retention-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
-import type { SnapshotRead } from './snapshot-read.js';
 
 export interface EngineParts {
   readonly db: Kysely<Database>;
@@ -43,11 +42,24 @@ export interface EngineReads {
   rows<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
   /**
    * The first column of the first row, or undefined when there is no row: a lookup by key
-   * (SQLite: `pluck().get()`, no row object or array built; measured 2.9 µs against 3.6 for `all`).
+   * (SQLite: `pluck().get()`, no row object or array built; measured cheaper than `all`, bench/RESULTS.md).
    */
   value(sql: string, parameters: readonly unknown[]): unknown | Promise<unknown>;
   /** The same, rows as arrays in column order (SQLite builds those faster than objects). */
   arrays(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>>;
+}
+
+/**
+ * A read of one consistent state of the database that lasts while its answer is sent: a large
+ * list read page by page. It holds a connection of its own (SQLite: sqlite/sqlite-readers.ts;
+ * PostgreSQL: a pooled connection in a REPEATABLE READ READ ONLY transaction, postgres/postgres-snapshot.ts),
+ * so pages read later see the database as the first one did, whatever imports commit meanwhile.
+ */
+export interface SnapshotRead {
+  /** The query's rows as arrays, in its column order. */
+  rows(query: CompiledQuery): Promise<ReadonlyArray<readonly unknown[]>>;
+  /** Ends the transaction and gives the connection back. Never throws; idempotent. */
+  end(): Promise<void>;
 }
 
 export interface EngineSnapshots {

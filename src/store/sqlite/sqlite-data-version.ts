@@ -8,7 +8,7 @@ const SQLITE_VERSION = 'select data_version, total_changes() from pragma_data_ve
 
 /**
  * SQLite: `data_version` moves with other connections' commits, `total_changes()` with this
- * connection's own writes. Read synchronously on the store's connection (2-3 µs).
+ * connection's own writes. Read synchronously on the store's connection (its cost: bench/RESULTS.md).
  */
 export function sqliteDataVersion(
   read: (sql: string, parameters: readonly unknown[], arrays: boolean) => unknown[],

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { DatabaseInspection } from '../schema/inspection.js';
+import type { DatabaseInspection } from '../schema/migrations.js';
 import { DatabaseAccessError } from '../../errors/startup-errors.js';
 import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';

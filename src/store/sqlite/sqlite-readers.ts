@@ -7,7 +7,7 @@
  * Opened when first needed, kept for reuse (at most `keep` idle), closed with the store.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import type { SnapshotRead } from '../sql/snapshot-read.js';
+import type { SnapshotRead } from '../sql/engine-parts.js';
 import { reuseStatements } from './sqlite-statement-cache.js';
 
 export interface SqliteReadersOptions {

@@ -1,8 +1,9 @@
 /**
  * Retention: removes accepted codes, and delivered or failed messages, once older than their
- * retention (pending messages never), and erases the texts of delivered messages stored before
- * texts were erased at delivery. Every service process runs rounds (one at start, then every
- * minute); `sis prune` runs one on demand.
+ * retention (pending messages never), erases the texts of delivered messages stored before texts
+ * were erased at delivery, and runs the steps other features add (the shadow's kept records,
+ * `addStep`). Every service process runs rounds (one at start, then every minute); `sis prune`
+ * runs one on demand.
  *
  * A backlog goes in small batches, each its own short transaction, with a pause after each of a
  * few times what the batch took (at least `minPauseMs`): the write lock is never held for more than

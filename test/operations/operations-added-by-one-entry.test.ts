@@ -2,9 +2,9 @@
  * "An operation is one entry", proven: a real server given test-only operations in a service file
  * of their own (ClassRegistry.asmx, test/helpers/class-registry.ts) beside the contract's, with no
  * other edit, routes them over the four bindings through the same binding loop as the contract's
- * (test/service/operations.test.ts), and its gate and metrics know them; beside the legacy service,
- * the one that writes (ArchiveClass, `writes: true`) is never sent to it. The WSDL, disco and help
- * pages are in test/wire/metadata-extension.test.ts.
+ * (test/operations/operations.test.ts), and its gate and metrics know them; beside the legacy
+ * service, the one that writes (ArchiveClass, `writes: true`) is never sent to it. The WSDL, disco
+ * and help pages are in test/wire/metadata-extension.test.ts.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';

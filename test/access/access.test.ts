@@ -155,6 +155,17 @@ describe('client address allow-list', () => {
     } finally {
       await server.close();
     }
+    // Proxies named by a block (a container network's): the same.
+    const block = await startTestServer({
+      dataset,
+      env: { SIS_ALLOW_FROM: '127.0.0.0/8,::1', SIS_TRUSTED_PROXIES: '10.0.0.0/8,127.0.0.0/8' },
+    });
+    try {
+      assert.equal((await get(block.url, TOKEN_GET, [['X-Forwarded-For', '198.51.100.7']])).status, 403);
+      assert.equal((await get(block.url, TOKEN_GET, [['X-Forwarded-For', '198.51.100.7, ::1']])).status, 200);
+    } finally {
+      await block.close();
+    }
     const untrusted = await startTestServer({ dataset, env: { SIS_ALLOW_FROM: '198.51.100.0/24' } });
     try {
       assert.equal(

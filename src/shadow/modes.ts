@@ -4,10 +4,11 @@
  * operation or a service file (with or without `.asmx`). Checked against the contract at start: a
  * name it does not have stops the start, naming the closest it has.
  */
+import { BlockList, isIPv4 } from 'node:net';
+import type { ShadowMode, ShadowModeSpec } from '../config/parse-settings.js';
 import type { Service } from '../operations/index.js';
 
-export type ShadowMode = 'off' | 'legacy' | 'compare';
-export const SHADOW_MODES: readonly ShadowMode[] = ['off', 'legacy', 'compare'];
+export type { ShadowMode, ShadowModeSpec } from '../config/parse-settings.js';
 
 /** The modes of one process: the default, and overrides by service file and by operation. */
 export interface ModeTable {
@@ -18,33 +19,8 @@ export interface ModeTable {
   readonly operations: ReadonlyMap<string, ShadowMode>;
 }
 
-/** The text as written, before the contract is known: the default and each `name=mode` (parsed by config). */
-export interface ModeSpec {
-  readonly default: ShadowMode;
-  readonly overrides: readonly (readonly [string, ShadowMode])[];
-}
-
-/** SIS_SHADOW's text as a spec, or what is wrong with it (the settings check calls this). */
-export function parseModes(text: string): ModeSpec | string {
-  const [first, ...rest] = text.split(',').map((part) => part.trim());
-  if (!isMode(first!))
-    return `the first entry is the default mode (off, legacy or compare), not ${JSON.stringify(first)}`;
-  const overrides: [string, ShadowMode][] = [];
-  for (const part of rest) {
-    const eq = part.indexOf('=');
-    const name = part.slice(0, eq).trim();
-    const mode = part.slice(eq + 1).trim();
-    if (eq <= 0 || name === '')
-      return `each override is NAME=MODE (an operation or a service file), not ${JSON.stringify(part)}`;
-    if (!isMode(mode)) return `the mode of ${name} is off, legacy or compare, not ${JSON.stringify(mode)}`;
-    if (overrides.some(([n]) => n.toLowerCase() === name.toLowerCase())) return `${name} is given twice`;
-    overrides.push([name, mode]);
-  }
-  return { default: first, overrides };
-}
-
 /** The spec's names found in the contract; throws naming the closest for one it lacks. */
-export function modeTable(spec: ModeSpec, services: readonly Service[]): ModeTable {
+export function modeTable(spec: ShadowModeSpec, services: readonly Service[]): ModeTable {
   const files = new Map(services.map((s) => [s.name.toLowerCase(), s.name]));
   const operations = new Set(services.flatMap((s) => s.operations.map((op) => op.name)));
   const byService = new Map<string, ShadowMode>();
@@ -84,10 +60,6 @@ export function anyOn(table: ModeTable): boolean {
   return [table.default, ...table.services.values(), ...table.operations.values()].some((m) => m !== 'off');
 }
 
-function isMode(value: string): value is ShadowMode {
-  return (SHADOW_MODES as readonly string[]).includes(value);
-}
-
 function closest(name: string, known: readonly string[]): string {
   let best = known[0] ?? '';
   let bestDistance = Infinity;
@@ -108,4 +80,21 @@ function distance(a: string, b: string): number {
     row = next;
   }
   return row[b.length]!;
+}
+
+/** Whether an address is in the blocks (`addr/prefix`, as SIS_SHADOW_ROUTE_FROM is read). */
+export function trustedAddresses(blocks: readonly string[]): (address: string) => boolean {
+  const list = new BlockList();
+  for (const block of blocks) {
+    const [addr, prefix] = block.split('/') as [string, string];
+    list.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
+  }
+  return (address) => {
+    const plain = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
+    try {
+      return list.check(plain, isIPv4(plain) ? 'ipv4' : 'ipv6');
+    } catch {
+      return false;
+    }
+  };
 }

@@ -17,7 +17,7 @@ import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
 import { RuleWatch } from './accepted.js';
 import { InProcessComparer } from './in-process-comparer.js';
-import { anyOn, modeTable, parseModes } from './modes.js';
+import { anyOn, modeTable, trustedAddresses } from './modes.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
@@ -59,10 +59,8 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const step = shadowPruneStep(store, settings.retentionMs);
   if (step !== null) wiring.pruner.addStep(step);
   const { services, context } = wiring;
-  const spec = parseModes(settings.mode);
-  if (typeof spec === 'string') throw new Error(`SIS_SHADOW: ${spec}`);
   // A name the contract does not have stops the start, naming the closest.
-  const modes = modeTable(spec, services);
+  const modes = modeTable(settings.mode, services);
   if (!anyOn(modes) || settings.legacyUrl === null) return null;
   const compares = [modes.default, ...modes.services.values(), ...modes.operations.values()].includes('compare');
   const metrics = new ShadowMetrics(wiring.registry);
@@ -76,8 +74,8 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   };
   const legacy = new LegacyClient(settings.legacyUrl, client);
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
-  const lists = listPairing(services, 'report');
-  const recheck = true;
+  const lists = listPairing(services, settings.listOrder);
+  const { recheck } = settings;
   const comparer = compares
     ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists, recheck }, log)
     : new InProcessComparer(legacy, lists, recheck);
@@ -87,6 +85,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const dispatcher = new ShadowDispatcher({
     settings,
     modes,
+    ...(settings.routeFrom.length === 0 ? {} : { trusted: trustedAddresses(settings.routeFrom) }),
     basePath: config.basePath,
     dispatcher: wiring.dispatcher,
     dryRun,

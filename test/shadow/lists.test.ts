@@ -98,3 +98,27 @@ for (const target of storeTargets) {
     });
   });
 }
+
+describe('SIS_SHADOW_LIST_ORDER=ignore', () => {
+  it('the same students in another order are no difference', async () => {
+    const legacy = await startLegacyReplay({ alter: ALTER });
+    try {
+      const server = await startShadowed({
+        SIS_SHADOW: 'compare',
+        SIS_LEGACY_URL: legacy.url,
+        SIS_SHADOW_LIST_ORDER: 'ignore',
+      });
+      await sendCase(
+        server.url,
+        goldenCases().find((c) => c.name === 'post_GetStudentSchool_several')!,
+      );
+      const report = await finish(server);
+      assert.deepEqual(
+        report.groups.map((g) => [g.binding, g.result]),
+        [['httppost', 'equivalent']],
+      );
+    } finally {
+      await legacy.close();
+    }
+  });
+});

@@ -102,3 +102,30 @@ for (const target of storeTargets) {
     });
   });
 }
+
+describe('SIS_SHADOW_RECHECK=off', () => {
+  it('never asks twice: a legacy answering two versions is different', async () => {
+    let turn = 0;
+    const legacy = await startLegacyReplay({
+      alter: new Map([
+        [TOKEN, (a: GoldenAnswer) => replace(a, 'tok-AAA-111', ++turn % 2 === 1 ? 'tok-ODD' : 'tok-EVEN')],
+      ]),
+    });
+    try {
+      const server = await startShadowed({
+        SIS_SHADOW: 'compare',
+        SIS_LEGACY_URL: legacy.url,
+        SIS_SHADOW_RECHECK: 'off',
+      });
+      await sendCase(
+        server.url,
+        goldenCases().find((c) => c.name === TOKEN)!,
+      );
+      const report = await finish(server);
+      assert.deepEqual(legacy.received, [TOKEN]);
+      assert.deepEqual([report.totals.different, report.totals.noisy], [1, 0]);
+    } finally {
+      await legacy.close();
+    }
+  });
+});

@@ -4,7 +4,12 @@
  * rules are one.
  */
 import { ConfigError, loadConfig } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import { KIND_ID, patternProblem } from '../shadow/accepted.js';
+import { writeFile } from 'node:fs/promises';
+import { replayKinds } from '../shadow/replay.js';
+import { reportHtml } from '../shadow/report-html.js';
+import type { ReplayedKind } from '../shadow/replay.js';
 import { buildReport, gateReasons, reportText } from '../shadow/report.js';
 import type { ShadowRule, ShadowRuleSpec, ShadowStore } from '../store/shadow-types.js';
 import { optionValue } from './args.js';
@@ -17,10 +22,12 @@ import type { CommandOutput } from './output.js';
 import { parseDuration } from './prune-command.js';
 
 const USAGE = `Usage: sis shadow report [--since DURATION] [--operation OP] [--json]
+       sis shadow report --html FILE [--since DURATION] [--operation OP]
        sis shadow report --check [--since DURATION] [--operation OP] [--max-legacy-failed N]
                                  [--max-noisy N]
        sis shadow accept --kind ID --note TEXT
        sis shadow accept --path PATTERN [--service S] [--operation OP] [--binding B] --note TEXT
+       sis shadow replay [--kind ID] [--since DURATION] [--json]
        sis shadow rules [--json]
        sis shadow unaccept ID
        sis shadow reset
@@ -33,6 +40,8 @@ database named by SIS_DATABASE_URL, every instance's comparisons together (docs/
             id, count and one example: the request, both answers, and the paths where they part.
             --since 1h, 30m, 7d: only the comparisons since then (default: all that are kept,
             SIS_SHADOW_RETENTION_MS). --operation: only that operation's. --json: one JSON object.
+            --html FILE: one self-contained page (totals, results per operation per hour, each
+            kind with both answers side by side, the accepted differences), written to FILE.
             --check: the cut-over gate: exit 0 when the window holds no difference that is not
             accepted, at most --max-legacy-failed (default 0) failures of the legacy service
             and at most --max-noisy (default 0) noisy ones, else 1 with one line per reason.
@@ -40,6 +49,11 @@ database named by SIS_DATABASE_URL, every instance's comparisons together (docs/
             differs (--path: a path as the report shows it, * for any one step, no positions or
             keys), within a service file, operation or binding if given; --note says why.
             Prints the new rule's id; every instance applies it within seconds.
+  replay    sends the kept example of each kind of difference (or of --kind ID) to the legacy
+            service (SIS_LEGACY_URL) and to this service, now, computed here over the same
+            database, and says per kind whether it is still different or gone (identical,
+            equivalent, accepted, noisy): whether a fix or an import closed it. Writes are never
+            replayed.
   rules     the accepted differences, with how many comparisons each accepted.
   unaccept  removes the rule of that id.
   reset     removes every count and kept difference (after a fix, to start afresh).
@@ -54,6 +68,7 @@ const SPECS = [
   { name: 'since', value: true },
   { name: 'json' },
   { name: 'check' },
+  { name: 'html', value: true },
   { name: 'max-legacy-failed', value: true },
   { name: 'max-noisy', value: true },
   { name: 'kind', value: true },
@@ -66,9 +81,10 @@ const SPECS = [
 
 /** The options each action takes. */
 const TAKES: Readonly<Record<string, readonly string[]>> = {
-  report: ['since', 'json', 'check', 'max-legacy-failed', 'max-noisy', 'operation'],
+  report: ['since', 'json', 'html', 'check', 'max-legacy-failed', 'max-noisy', 'operation'],
   accept: ['kind', 'path', 'service', 'operation', 'binding', 'note'],
   rules: ['json'],
+  replay: ['kind', 'since', 'json'],
   unaccept: [],
   reset: [],
 };
@@ -87,8 +103,8 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
         if (action === undefined || !(action in TAKES))
           return usageError(
             action === undefined
-              ? 'say report, accept, rules, unaccept or reset'
-              : `unknown action ${JSON.stringify(action)}; expected report, accept, rules, unaccept or reset`,
+              ? 'say report, accept, replay, rules, unaccept or reset'
+              : `unknown action ${JSON.stringify(action)}; expected report, accept, replay, rules, unaccept or reset`,
           );
         for (const name of args.options.keys())
           if (!TAKES[action]!.includes(name)) return usageError(`${action} takes no --${name}`);
@@ -139,6 +155,34 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
           return usageError(
             `--since must be a whole number and a unit (ms, s, m, h, d), such as 1h or 7d; not ${JSON.stringify(sinceText)}`,
           );
+        if (action === 'replay') {
+          const kind = optionValue(args, 'kind') ?? null;
+          if (kind !== null && !KIND_ID.test(kind))
+            return usageError(
+              `--kind is a kind's id as the report shows it (16 hex digits), not ${JSON.stringify(kind)}`,
+            );
+          let config: Config;
+          try {
+            config = loadConfig(env);
+          } catch (error) {
+            if (!(error instanceof ConfigError)) throw error;
+            output.stderr.write(`sis shadow: ${error.message}\n`);
+            return 1;
+          }
+          if (config.shadow.legacyUrl === null) {
+            output.stderr.write(
+              'sis shadow: replay needs SIS_LEGACY_URL, the legacy service to send the examples to\n',
+            );
+            return 1;
+          }
+          const spanMs = sinceMs ?? config.shadow.retentionMs;
+          const since = new Date(spanMs === 0 ? 0 : Date.now() - spanMs);
+          return withCommandStore('shadow', output, env, { migrations: 'require' }, async (store) => {
+            const kinds = await replayKinds(config, store, { since, kind });
+            await writeText(output.stdout, args.options.has('json') ? `${JSON.stringify(kinds)}\n` : replayText(kinds));
+            return 0;
+          });
+        }
         const check = args.options.has('check');
         const limits = { maxLegacyFailed: 0, maxNoisy: 0 };
         for (const [option, limit] of [
@@ -152,7 +196,9 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
             return usageError(`--${option} must be a whole number, not ${JSON.stringify(text)}`);
           limits[limit] = Number(text);
         }
-        if (check && args.options.has('json')) return usageError('--check and --json do not go together');
+        const html = optionValue(args, 'html');
+        if ([check, args.options.has('json'), html !== undefined].filter(Boolean).length > 1)
+          return usageError('--check, --json and --html do not go together');
         let keptMs: number;
         try {
           keptMs = loadConfig(env).shadow.retentionMs;
@@ -170,6 +216,12 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
             const reasons = gateReasons(report, limits);
             await writeText(output.stdout, reasons.map((r) => `${r}\n`).join('') || 'the cut-over gate is passed\n');
             return reasons.length === 0 ? 0 : 1;
+          }
+          if (html !== undefined) {
+            const hourly = (await store.hourly(since)).filter((h) => operation === null || h.operation === operation);
+            await writeFile(html, reportHtml(report, hourly, await store.rules()));
+            output.stdout.write(`${html}\n`);
+            return 0;
           }
           await writeText(output.stdout, args.options.has('json') ? `${JSON.stringify(report)}\n` : reportText(report));
           return 0;
@@ -201,6 +253,14 @@ function acceptedRule(args: ParsedArgs): ShadowRuleSpec | string {
     if (problem !== null) return `--path ${JSON.stringify(path)}: ${problem}`;
   }
   return { kind, path, service: service?.replace(/\.asmx$/i, '') ?? null, operation, binding, note };
+}
+
+function replayText(kinds: readonly ReplayedKind[]): string {
+  if (kinds.length === 0) return 'no kept example to replay\n';
+  let text = 'kind\tnow\tresult\tservice\toperation\tbinding\tnote\n';
+  for (const k of kinds)
+    text += `${k.kind}\t${k.now}\t${k.result ?? '-'}\t${k.service ?? '-'}\t${k.operation ?? '-'}\t${k.binding}\t${k.note ?? ''}\n`;
+  return text;
 }
 
 function rulesText(rules: readonly ShadowRule[]): string {

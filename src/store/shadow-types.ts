@@ -107,6 +107,8 @@ export interface ShadowStore {
   keepDifference(difference: ShadowDifference, at: Date, limits: { total: number; perKind: number }): Promise<boolean>;
   /** Counts summed over the minutes from the one holding `since`. */
   counts(since: Date): Promise<ShadowCount[]>;
+  /** Counts per hour (`YYYY-MM-DDTHH`, UTC), operation and result, from the minute holding `since`. */
+  hourly(since: Date): Promise<{ hour: string; operation: string | null; result: ShadowResult; count: number }[]>;
   /** The first example kept of each kind since `since`. */
   examples(since: Date): Promise<ShadowKindExample[]>;
   /** Adds a rule; returns its id. */

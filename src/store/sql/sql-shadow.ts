@@ -116,6 +116,26 @@ export class SqlShadow implements ShadowStore {
     }));
   }
 
+  async hourly(
+    since: Date,
+  ): Promise<{ hour: string; operation: string | null; result: ShadowResult; count: number }[]> {
+    const hour = sql<string>`substr(bucket, 1, 13)`;
+    const rows = await this.db
+      .selectFrom('shadow_counts')
+      .select([hour.as('hour'), 'operation', 'result', sql<string | number>`sum(count)`.as('n')])
+      .where('bucket', '>=', minuteBucket(since))
+      .groupBy([hour, 'operation', 'result'])
+      .orderBy(hour)
+      .orderBy('operation')
+      .execute();
+    return rows.map((r) => ({
+      hour: r.hour,
+      operation: orNull(r.operation),
+      result: r.result as ShadowResult,
+      count: Number(r.n),
+    }));
+  }
+
   async examples(since: Date): Promise<ShadowKindExample[]> {
     const first = this.db
       .selectFrom('shadow_differences')

@@ -46,7 +46,8 @@ export async function importDataset(datasetFile: string, dbFile: string): Promis
 /**
  * The benchmarks' AuthCode requests send made-up phones (+1 555…) thousands of times from one
  * address: they measure the durable write, so the per-phone limit and the SMS-pumping rules
- * (docs/sms.md), which would refuse them at once, are off.
+ * (docs/sms.md), which would refuse them at once, are off; so is the repeat rule, which would
+ * answer their one code to one phone without writing it.
  */
 export const AUTH_CODE_LIMITS_OFF: Readonly<Record<string, string>> = {
   SIS_AUTH_CODES_PER_HOUR: '0',
@@ -55,6 +56,7 @@ export const AUTH_CODE_LIMITS_OFF: Readonly<Record<string, string>> = {
   SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
   SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
   SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
+  SIS_AUTH_CODE_REPEAT_MS: '0',
 };
 
 /**

@@ -21,6 +21,7 @@ import { startOtlpTracing } from '../observe/otlp-tracing.js';
 import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
+import { DeliveryReceipts } from '../outbox/delivery-receipts.js';
 import { DELIVERY_RESULTS, OutboxWorker } from '../outbox/outbox-worker.js';
 import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { createWebhookDeliver } from '../outbox/webhook.js';
@@ -89,6 +90,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const outbox = startOutbox(config, log, store, health);
   const pruner = startPruner(config, log, store.retention);
   const sms = await startSmsGuard(config, log, store, health);
+  const webhook = config.smsWebhook;
+  const receipts =
+    webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.secret, store, log);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -99,6 +103,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     sms: sms.tally,
     outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
     health,
+    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -131,6 +136,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     gate,
     ops,
     tracing,
+    receipts,
   });
   try {
     await shadow?.ready;

@@ -3,7 +3,7 @@
  * phones only with their last two digits, as in the logs: this output ends up in tickets.
  */
 import { maskPhone } from '../store/phone-mask.js';
-import type { OutboxState } from '../store/outbox-types.js';
+import type { DeliveryRate, DeliveryRates, OutboxState } from '../store/outbox-types.js';
 import type { SmsStats } from '../store/sms-types.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
@@ -22,7 +22,8 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
 
   list    the newest messages first (default: the last 100), tab-separated with a header:
           id, state, attempts, phone, code, created_at, next_attempt_at, delivered_at,
-          last_error. Codes are shown as *** and phones with their last two digits only
+          last_error, receipt, receipt_reason (the gateway's delivery receipt: delivered,
+          failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH). Codes are shown as *** and phones with their last two digits only
           (a delivered message no longer holds its code or text at all, and its phone is
           stored masked).
   retry   makes failed messages (those given by id, or all with --failed) pending again
@@ -33,7 +34,10 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
           far (by every process; see sis prune), tab-separated. Then AuthCode's protection
           (docs/sms.md) over the last hour and day: refused codes by reason
           (refused_hour:REASON), and the five busiest number ranges and countries by codes
-          asked, accepted and refused (range_hour:+96650123, country_day:SA).
+          asked, accepted and refused (range_hour:+96650123, country_day:SA); would-be
+          refusals of monitor mode as refused_hour:monitor:REASON. Last, delivery rates from
+          the gateway's receipts: per country (delivery_day:SA 97% of 210), then the five
+          ranges with the most messages not delivered (delivery_day:+96650123 0% of 40).
 
 Exit status: 0 done, 1 database error, 2 usage error.
 `;
@@ -54,6 +58,8 @@ const HEADER = [
   'next_attempt_at',
   'delivered_at',
   'last_error',
+  'receipt',
+  'receipt_reason',
 ];
 
 export function createOutboxCommand(output: CommandOutput = processOutput): Command {
@@ -107,6 +113,8 @@ async function list(
         m.deliveredAt?.toISOString() ?? '',
         // One line per message; a gateway's error text never holds the code (webhook.ts).
         (m.lastError ?? '').replace(/\s+/g, ' '),
+        m.receipt ?? '',
+        m.receiptReason ?? '',
       ];
       text += `${fields.join('\t')}\n`;
     }
@@ -143,7 +151,7 @@ async function stats({ env, usageError }: CommandCall, output: CommandOutput, pr
   return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
     const counts = await store.outboxCounts();
     const kept = await store.retention.retentionCounts();
-    const lines: [string, number][] = [
+    const lines: [string, number | string][] = [
       ['pending', counts.pending],
       ['delivered', counts.delivered],
       ['failed', counts.failed],
@@ -152,13 +160,32 @@ async function stats({ env, usageError }: CommandCall, output: CommandOutput, pr
       ['auth_codes_kept', kept.auth_codes.kept],
       ['auth_codes_pruned', kept.auth_codes.pruned],
     ];
-    lines.push(...smsLines(await store.sms.smsStats(new Date(), 5)));
+    const now = new Date();
+    lines.push(...smsLines(await store.sms.smsStats(now, 5)));
+    for (const [span, ms] of [
+      ['hour', 3_600_000],
+      ['day', 86_400_000],
+    ] as const)
+      lines.push(...deliveryLines(span, await store.deliveryRates(new Date(now.getTime() - ms), 5)));
     output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
     return 0;
   });
 }
 
 export const outboxCommand: Command = createOutboxCommand();
+
+/**
+ * Delivery rates from the gateway's receipts (docs/sms.md): `delivery_day:SA  97% of 210`, per
+ * country, and per range those with the most messages not delivered first (a range whose
+ * messages never arrive is a pumping signal): `delivery_day:+96650123  0% of 40`.
+ */
+function deliveryLines(span: string, rates: DeliveryRates): [string, string][] {
+  const line = (r: DeliveryRate): [string, string] => [
+    `delivery_${span}:${r.key}`,
+    `${Math.round((100 * r.delivered) / r.receipts)}% of ${r.receipts}`,
+  ];
+  return [...rates.countries.map(line), ...rates.ranges.map(line)];
+}
 
 /** The SMS protection's part of `stats`: `refused_hour:address 12`, `range_day:+96650123 2000`. */
 function smsLines(stats: SmsStats): [string, number][] {

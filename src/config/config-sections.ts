@@ -87,7 +87,10 @@ export function smsSettings(r: SettingReader) {
   } satisfies Partial<Config>;
 }
 
-/** AuthCode's protection of the SMS bill (docs/sms.md): the number rules and the velocity limits. */
+/**
+ * AuthCode's protection of the SMS bill (docs/sms.md): the number rules, the velocity limits, the
+ * trusted networks and test numbers, retries and the guard's modes.
+ */
 export function smsGuardSettings(r: SettingReader): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
   return {
@@ -100,11 +103,16 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
     velocity: {
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
+      ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
       countryDaily: r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'),
       hourlyBudget: r.read('SIS_SMS_HOURLY_BUDGET'),
       dailyBudget: r.read('SIS_SMS_DAILY_BUDGET'),
     },
+    trustedAddresses: r.read('SIS_SMS_TRUSTED_ADDRESSES'),
+    testNumbers: r.read('SIS_SMS_TEST_NUMBERS'),
+    repeatMs: r.read('SIS_AUTH_CODE_REPEAT_MS'),
+    monitored: r.read('SIS_SMS_GUARD'),
   };
 }
 
@@ -125,13 +133,18 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
+    if (r.read('SIS_SMS_RECEIPT_PATH') !== null)
+      r.problems.push(
+        'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
+      );
     return null;
   }
   const ok = isHttpUrl(url);
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '')
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
-  return ok && secret !== '' ? { url, secret, timeoutMs } : null;
+  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath } : null;
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */

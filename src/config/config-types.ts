@@ -11,6 +11,8 @@ export interface SmsWebhook {
   /** Keys the HMAC-SHA256 signature of each body. */
   readonly secret: string;
   readonly timeoutMs: number;
+  /** Where the gateway POSTs delivery receipts, signed with the same secret; null: no receipts. */
+  readonly receiptPath: string | null;
 }
 
 /** How the outbox worker delivers: see src/outbox/outbox-worker.ts. */

@@ -5,6 +5,7 @@
  * Adding a setting: docs/architecture.md. Over 400 lines because it is that one table, an entry
  * per setting; split, it would no longer be the one list.
  */
+import type { RefusalReason } from '../sms/refusal.js';
 import type { NumberType } from '../sms/sms-rules.js';
 import {
   basePath,
@@ -30,7 +31,17 @@ import {
 } from './parse-settings.js';
 import type { Kind } from './parse-settings.js';
 import { MAX_RETENTION_MS } from './retention-settings.js';
-import { defaultRegion, parseCountries, parseCountryLimits, parseRefuseTypes } from './sms-guard-settings.js';
+import {
+  defaultRegion,
+  ipv6Prefix,
+  parseCountries,
+  parseCountryLimits,
+  parseGuardModes,
+  parseNetworks,
+  parseRefuseTypes,
+  parseTestNumbers,
+  receiptPath,
+} from './sms-guard-settings.js';
 
 export interface SettingEntry<T = unknown> {
   readonly name: string;
@@ -255,9 +266,21 @@ export const SETTINGS = defineSettings([
   {
     name: 'SIS_AUTH_CODES_PER_ADDRESS_HOUR',
     kind: int(0, 1_000_000),
-    default: '30',
+    default: '1000',
     meaning:
-      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one) per clock hour (0 = no limit)',
+      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one; IPv6: per SIS_SMS_IPV6_PREFIX) per clock hour; high because carriers and schools put many people behind one address (0 = no limit)',
+  },
+  {
+    name: 'SIS_SMS_IPV6_PREFIX',
+    kind: ipv6Prefix,
+    default: '64',
+    meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
+  },
+  {
+    name: 'SIS_SMS_TRUSTED_ADDRESSES',
+    kind: parsed(parseNetworks, []),
+    default: '',
+    meaning: "addresses and CIDR ranges the address limit does not count (the school's own network, a back office)",
   },
   {
     name: 'SIS_AUTH_CODES_PER_RANGE_HOUR',
@@ -303,6 +326,35 @@ export const SETTINGS = defineSettings([
     kind: int(0, 1_000_000_000),
     default: '',
     meaning: 'most codes accepted per UTC day in all (every instance); unset or 0 = no budget',
+  },
+  {
+    name: 'SIS_SMS_TEST_NUMBERS',
+    kind: parsed(parseTestNumbers, new Set<string>()),
+    default: '',
+    meaning:
+      'phones whose codes are recorded as test codes, never sent and never counted (app-store review, load tests)',
+  },
+  {
+    name: 'SIS_AUTH_CODE_REPEAT_MS',
+    // At most the hour the phone's codes are read over (the repeat is found among them).
+    kind: int(0, HOUR_MS),
+    default: '300000',
+    meaning:
+      'the same code for the same phone again within this time is accepted without a second SMS or count (0 = off; at most an hour)',
+  },
+  {
+    name: 'SIS_SMS_GUARD',
+    kind: parsed(parseGuardModes, new Set<RefusalReason>()),
+    default: 'enforce',
+    meaning:
+      'enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (number, blocked-range, address, range, country-daily, budget, phone)',
+  },
+  {
+    name: 'SIS_SMS_RECEIPT_PATH',
+    kind: receiptPath,
+    default: '',
+    meaning:
+      'path (e.g. /sms/receipts) where the gateway POSTs delivery receipts, signed like the webhook; unset = no receipts',
   },
   {
     name: 'SIS_SMS_MESSAGE',

@@ -1,7 +1,12 @@
 /**
- * The kinds of AuthCode's SMS protection settings (docs/sms.md): the number rules and the country
- * limits, each checked so a wrong value stops the start with its name and what is expected.
+ * The kinds of AuthCode's SMS protection settings (docs/sms.md): the number rules, the country
+ * limits, the IPv6 prefix, trusted networks, test numbers, the guard's modes and the receipts'
+ * path, each checked so a wrong value stops the start with its name and what is expected.
  */
+import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
+import type { Ipv6Prefix } from '../sms/client-network.js';
+import { GUARD_LAYERS } from '../sms/refusal.js';
+import type { RefusalReason } from '../sms/refusal.js';
 import { NUMBER_TYPES } from '../sms/sms-rules.js';
 import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
 import type { Kind, Parsed } from './parse-settings.js';
@@ -64,3 +69,69 @@ export function parseCountryLimits(raw: string): Parsed<CountryLimits | null> {
   }
   return { value: { byCountry, other } };
 }
+
+/** 64, 56 or 48 (a leading / allowed). */
+export const ipv6Prefix: Kind<Ipv6Prefix> = {
+  parse: (raw) => {
+    const n = Number(raw.trim().replace(/^\//, ''));
+    return (IPV6_PREFIXES as readonly number[]).includes(n)
+      ? { value: n as Ipv6Prefix }
+      : { problem: `expected one of ${IPV6_PREFIXES.join(', ')} (the prefix an IPv6 subscriber holds)` };
+  },
+  unset: 64,
+};
+
+/** Addresses and CIDR ranges, comma-separated. */
+export function parseNetworks(raw: string): Parsed<readonly string[]> {
+  const entries = items(raw);
+  for (const entry of entries) {
+    const problem = networkProblem(entry);
+    if (problem !== null) return { problem: `${problem}; expected addresses and CIDR ranges such as 192.0.2.0/24` };
+  }
+  return { value: entries };
+}
+
+/** Phones as AuthCode reads them (`+` and digits; spaces and dashes ignored), comma-separated. */
+export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
+  const numbers = items(raw).map((n) => n.replace(/[\s-]/g, ''));
+  const bad = numbers.find((n) => !/^\+?[0-9]{7,15}$/.test(n));
+  if (bad !== undefined)
+    return { problem: `${JSON.stringify(bad)}: expected phones with their country code, such as +966500000001` };
+  return { value: new Set(numbers) };
+}
+
+/**
+ * `enforce` or `monitor` for every layer, then `layer=enforce|monitor` for one (`enforce,address=monitor`):
+ * the set of reasons only watched.
+ */
+export function parseGuardModes(raw: string): Parsed<ReadonlySet<RefusalReason>> {
+  const monitored = new Set<RefusalReason>();
+  const layers = [...GUARD_LAYERS.keys()];
+  for (const [i, item] of items(raw.toLowerCase()).entries()) {
+    const m = /^(?:([a-z-]+)\s*=\s*)?(enforce|monitor)$/.exec(item);
+    const reasons =
+      m?.[1] === undefined ? (i === 0 ? [...GUARD_LAYERS.values()].flat() : undefined) : GUARD_LAYERS.get(m[1]);
+    if (m === null || reasons === undefined)
+      return {
+        problem: `${JSON.stringify(item)}: expected enforce or monitor, then layer=enforce|monitor pairs (layers: ${layers.join(', ')})`,
+      };
+    for (const reason of reasons) {
+      if (m[2] === 'monitor') monitored.add(reason);
+      else monitored.delete(reason);
+    }
+  }
+  return { value: monitored };
+}
+
+/** The path delivery receipts are posted to: a path of its own (not an ops endpoint, not an .asmx); null when unset. */
+export const receiptPath: Kind<string | null> = {
+  parse: (raw) => {
+    const path = raw.trim();
+    if (!/^\/[A-Za-z0-9._~/-]+$/.test(path))
+      return { problem: 'expected a path such as /sms/receipts (letters, digits and . _ ~ - /)' };
+    if (/^\/(healthz|readyz|metrics)$|\.asmx/i.test(path))
+      return { problem: "expected a path of its own, not an ops endpoint or a service's .asmx path" };
+    return { value: path };
+  },
+  unset: null,
+};

@@ -10,6 +10,10 @@ import type { RequestMetrics } from '../observe/metrics.js';
 import { opsPath } from '../observe/ops-endpoints.js';
 import type { OpsEndpoints } from '../observe/ops-endpoints.js';
 import type { Tracing } from '../observe/trace-context.js';
+import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
+import type { DeliveryReceipts } from '../outbox/delivery-receipts.js';
+import { RequestTooLargeError } from '../errors/errors.js';
+import { readBody } from './body.js';
 import { isStreamed } from '../reply/reply.js';
 import { HttpExchange } from './http-exchange.js';
 import type { Logger } from '../logging/logger.js';
@@ -39,6 +43,8 @@ export interface ServerHooks {
   readonly ops?: OpsEndpoints;
   /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing?: Tracing | null;
+  /** The SMS gateway's delivery receipts, at their own path (SIS_SMS_RECEIPT_PATH); null = none. */
+  readonly receipts?: DeliveryReceipts | null;
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };
@@ -74,7 +80,11 @@ export class RequestHandler {
   /** The node:http 'request' listener (bound: pass it as it is). */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const ex = new HttpExchange(req, this.config, `${this.#bootId}-${(++this.#counter).toString(36)}`);
-    const { ops, metrics } = this.hooks;
+    const { ops, metrics, receipts } = this.hooks;
+    if (receipts != null && onPath(ex.url, receipts.path)) {
+      void this.receipt(req, res, receipts, ex.requestId);
+      return;
+    }
     if (ops !== undefined) {
       const path = opsPath(ex.url);
       if (path !== null) {
@@ -102,6 +112,45 @@ export class RequestHandler {
     } catch (err) {
       return this.failure(ex, err);
     }
+  }
+
+  /**
+   * A delivery receipt: POST only, a small body, checked and recorded by DeliveryReceipts; like
+   * the ops endpoints it passes no gate (its signature is its key) and is not counted per operation.
+   */
+  private async receipt(
+    req: IncomingMessage,
+    res: ServerResponse,
+    receipts: DeliveryReceipts,
+    requestId: string,
+  ): Promise<void> {
+    let answer: { status: number; text: string };
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      answer = { status: 405, text: 'a delivery receipt is a POST' };
+    } else {
+      try {
+        const body = await readBody(req, RECEIPT_MAX_BYTES);
+        const header = req.headers['x-signature-256'];
+        answer = await receipts.receive(Array.isArray(header) ? header[0] : header, body);
+      } catch (err) {
+        if (err instanceof RequestTooLargeError) {
+          res.setHeader('Connection', 'close');
+          answer = { status: 413, text: `a delivery receipt is at most ${RECEIPT_MAX_BYTES} bytes` };
+        } else {
+          this.log.error({ err, requestId }, 'outbox: delivery receipt not recorded');
+          answer = { status: 500, text: 'receipt not recorded; send it again' };
+        }
+      }
+    }
+    const body = Buffer.from(`${answer.text}\n`, 'utf8');
+    res.writeHead(answer.status, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': body.length,
+      'Cache-Control': 'no-store',
+      'X-Request-Id': requestId,
+    });
+    res.end(body);
   }
 
   /** A body of known length is read first (see HttpExchange.collectBody), then the request served. */
@@ -171,4 +220,9 @@ export class RequestHandler {
     this.#requestLog.write(ex, outcome, seconds, end);
     ex.span?.end(outcome.service, outcome.operation, outcome.binding, outcome.reply.status);
   }
+}
+
+/** Whether a request target names `path` (its query aside). */
+function onPath(url: string, path: string): boolean {
+  return url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 63); /* ? */
 }

@@ -116,11 +116,15 @@ export interface MetricsOptions {
     readonly kept: Readonly<Record<string, number>> | null;
     readonly pruned: Readonly<Record<string, number>>;
   };
-  /** AuthCode's refusals by reason and codes queued by country (src/sms/refusal-tally.ts). */
+  /** AuthCode's refusals by reason (would-be ones of monitor mode apart), repeats and codes queued by country (src/sms/refusal-tally.ts). */
   readonly sms?: {
     readonly refusals: ReadonlyMap<string, number>;
+    readonly monitoredRefusals: ReadonlyMap<string, number>;
     readonly queued: ReadonlyMap<string, number>;
+    readonly repeats: number;
   };
+  /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
+  readonly smsDeliveries?: () => ReadonlyMap<string, number>;
   /** The outbox: its backlog, read from the database at scrape time; this process's attempts by result. */
   readonly outbox?: {
     readonly backlog: () => Promise<OutboxBacklog>;
@@ -209,6 +213,16 @@ export function createMetrics(
   }
   if (options.retention !== undefined) registerRetention(registry, options.retention);
   if (options.sms !== undefined) registerSms(registry, options.sms);
+  const deliveries = options.smsDeliveries;
+  if (deliveries !== undefined)
+    registry.registerMetric(
+      custom({
+        name: 'sis_sms_delivery_total',
+        help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
+        type: 'counter',
+        values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
+      }),
+    );
   if (options.outbox !== undefined) registerOutbox(registry, options.outbox);
   if (options.health !== undefined) registerHealth(registry, options.health);
   collectDefaultMetrics({ register: registry });
@@ -241,9 +255,20 @@ function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>
   registry.registerMetric(
     custom({
       name: 'sis_auth_code_refusals_total',
-      help: 'AuthCode codes refused by this process, by reason (docs/sms.md).',
+      help: 'AuthCode codes refused by this process, by reason; mode="monitor": would have been refused by a layer that only watches (docs/sms.md).',
       type: 'counter',
-      values: () => [...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
+      values: () => [
+        ...[...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
+        ...[...sms.monitoredRefusals].map(([reason, value]) => ({ labels: { reason, mode: 'monitor' }, value })),
+      ],
+    }),
+  );
+  registry.registerMetric(
+    custom({
+      name: 'sis_auth_code_repeats_total',
+      help: 'AuthCode calls repeating a code just accepted for the same phone (SIS_AUTH_CODE_REPEAT_MS), answered without a second SMS.',
+      type: 'counter',
+      values: () => [{ labels: {}, value: sms.repeats }],
     }),
   );
   registry.registerMetric(

@@ -1,8 +1,9 @@
 /**
  * AuthCode's checks and write, apart from its wire description (auth-code.ts), so that a dry run
  * (every check, nothing written, no SMS) runs exactly the checks a real call does: the input,
- * the SMS protection (src/sms/: number, blocks, velocity counters), then the store's per-phone
- * limits, which a real call takes in the same transaction as the code and its message.
+ * the SMS protection (src/sms/: test numbers, number, blocks, velocity counters), then the
+ * store's per-phone checks (a repeat of a code just accepted, the limits), which a real call
+ * takes in the same transaction as the code and its message.
  */
 import { InvalidArgumentError } from '../errors/errors.js';
 import { AuthCodeRefusedError, refusalMessage } from '../sms/refusal.js';
@@ -38,6 +39,10 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       backoff: admission?.backoff,
       country: admission?.reading.country,
       counters: admission?.counters,
+      range: admission?.reading.range,
+      repeatMs: admission?.repeatMs,
+      monitorPhone: admission?.monitorPhone,
+      test: admission?.test,
       dryRun,
     });
   } finally {
@@ -51,7 +56,8 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       refusalMessage(reason, { retryAfterSeconds: outcome.retryAfterSeconds, maxPerHour }),
     );
   }
-  if (!dryRun) ctx.onAuthCodeAccepted?.();
+  // A repeat or a test code queued no message: nothing to wake the outbox for.
+  if (!dryRun && outcome.repeat !== true && admission?.test !== true) ctx.onAuthCodeAccepted?.();
 }
 
 /**

@@ -9,18 +9,27 @@ import type { Redis } from 'ioredis';
 import { failFastRedis } from './fail-fast-redis.js';
 import type { CounterLimit } from '../store/store.js';
 
-// KEYS: counters; ARGV: their limits, then their windows' ends (ms). Returns the 1-based index of the first full one, or 0.
+// KEYS: counters; ARGV: their limits, their windows' ends (ms), then '1' for each enforced counter and
+// '0' for each watched one (monitor mode). Returns {i} when the i-th (1-based) is an enforced counter
+// already full (nothing counted), else {0, watched counters past their limit...}.
 const CHECK = `
-for i = 1, #KEYS do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then return i end
-end`;
-const TAKE = `${CHECK}
-for i = 1, #KEYS do
-  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIREAT', KEYS[i], ARGV[#KEYS + i]) end
+local n = #KEYS
+for i = 1, n do
+  if ARGV[2 * n + i] == '1' and tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then return {i} end
 end
-return 0`;
+local over = {0}`;
+const TAKE = `${CHECK}
+for i = 1, n do
+  local hits = redis.call('INCR', KEYS[i])
+  if hits == 1 then redis.call('PEXPIREAT', KEYS[i], ARGV[n + i]) end
+  if hits > tonumber(ARGV[i]) then over[#over + 1] = i end
+end
+return over`;
 const PEEK = `${CHECK}
-return 0`;
+for i = 1, n do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then over[#over + 1] = i end
+end
+return over`;
 const RELEASE = `
 for i = 1, #KEYS do
   if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
@@ -28,12 +37,16 @@ end
 return 0`;
 
 type CounterRedis = Redis & {
-  sisTake(n: number, ...keysAndArgs: string[]): Promise<number>;
-  sisPeek(n: number, ...keysAndArgs: string[]): Promise<number>;
+  sisTake(n: number, ...keysAndArgs: string[]): Promise<number[]>;
+  sisPeek(n: number, ...keysAndArgs: string[]): Promise<number[]>;
   sisRelease(n: number, ...keys: string[]): Promise<number>;
 };
 
-export type CounterAnswer = CounterLimit | null | 'unavailable';
+/** The first enforced counter that is full (nothing counted), or null and the watched counters past their limit. */
+export type CounterAnswer =
+  { readonly full: CounterLimit | null; readonly over: readonly CounterLimit[] } | 'unavailable';
+
+const NONE_FULL: CounterAnswer = { full: null, over: [] };
 
 export class RedisCounters {
   private readonly redis: CounterRedis;
@@ -69,7 +82,7 @@ export class RedisCounters {
     return this.run(space, counters, (keys, args) => this.redis.sisTake(keys.length, ...keys, ...args));
   }
 
-  /** The first full counter, counting nothing (a dry run). */
+  /** The first full enforced counter, and the watched ones already full, counting nothing (a dry run). */
   peek(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
     return this.run(space, counters, (keys, args) => this.redis.sisPeek(keys.length, ...keys, ...args));
   }
@@ -84,14 +97,19 @@ export class RedisCounters {
   private async run(
     space: string,
     counters: readonly CounterLimit[],
-    script: (keys: string[], args: string[]) => Promise<number>,
+    script: (keys: string[], args: string[]) => Promise<number[]>,
   ): Promise<CounterAnswer> {
-    if (counters.length === 0) return null;
+    if (counters.length === 0) return NONE_FULL;
     const keys = counters.map((c) => redisKey(space, c));
-    const args = [...counters.map((c) => String(c.limit)), ...counters.map((c) => String(c.until.getTime()))];
+    const args = [
+      ...counters.map((c) => String(c.limit)),
+      ...counters.map((c) => String(c.until.getTime())),
+      ...counters.map((c) => (c.monitor === true ? '0' : '1')),
+    ];
     try {
-      const full = await script(keys, args);
-      return full === 0 ? null : counters[full - 1]!;
+      const [full, ...over] = await script(keys, args);
+      if (full !== 0) return { full: counters[full! - 1]!, over: [] };
+      return over.length === 0 ? NONE_FULL : { full: null, over: over.map((i) => counters[i - 1]!) };
     } catch (err) {
       this.onProblem(err);
       return 'unavailable';

@@ -1,8 +1,10 @@
 /**
- * What the SMS protection counts for operators: refusals by reason and codes queued by country
- * (this process's, for the metrics), and refused codes by period, reason, country and range (all
- * processes', in the database, for `sis outbox stats`). Refusals are added up in memory and
- * written every few seconds, so an attack's thousands of refusals cost a few writes, not one each.
+ * What the SMS protection counts for operators: refusals by reason, would-be refusals of layers in
+ * monitor mode, repeats and codes queued by country (this process's, for the metrics), and refused
+ * and would-be refused codes by period, reason, country and range (all processes', in the
+ * database, for `sis outbox stats`; a would-be one as `monitor:<reason>`). Refusals are added up
+ * in memory and written every few seconds, so an attack's thousands of refusals cost a few
+ * writes, not one each. A would-be refusal is logged at most once a minute per reason.
  */
 import type { Logger } from '../logging/logger.js';
 import type { RefusalCount, SmsStore } from '../store/sms-types.js';
@@ -10,12 +12,22 @@ import { periodStart } from '../store/sms-types.js';
 import type { RefusalReason } from './refusal.js';
 
 export const REFUSALS_FLUSH_MS = 5000;
+/** A reason's would-be refusals (monitor mode) are logged at most this often. */
+export const MONITOR_LOG_MS = 60_000;
+/** How a would-be refusal is named in the database's counts (`sis outbox stats`). */
+export const MONITOR_PREFIX = 'monitor:';
 
 export class RefusalTally {
   /** Refusals by reason since start (sis_auth_code_refusals_total). */
   readonly refusals = new Map<RefusalReason, number>();
+  /** Would-be refusals of layers in monitor mode, by reason (sis_auth_code_refusals_total{mode="monitor"}). */
+  readonly monitoredRefusals = new Map<RefusalReason, number>();
   /** Codes queued by country, `unknown` when it cannot be told (sis_sms_queued_total). */
   readonly queued = new Map<string, number>();
+  /** Repeats of a code just accepted, answered without a second message (sis_auth_code_repeats_total). */
+  repeats = 0;
+  /** Per reason: when its would-be refusals were last logged, and how many since. */
+  #monitorLog = new Map<RefusalReason, { at: number; since: number }>();
   #pending = new Map<string, RefusalCount>();
   #timer: NodeJS.Timeout | null = null;
 
@@ -30,6 +42,31 @@ export class RefusalTally {
 
   refused(reason: RefusalReason, country: string | null, range: string, at: Date): void {
     this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
+    this.pend(reason, country, range, at);
+  }
+
+  /** A layer in monitor mode would have refused a code: counted, and logged at most once a minute per reason. */
+  monitored(reason: RefusalReason, country: string | null, range: string, at: Date): void {
+    this.monitoredRefusals.set(reason, (this.monitoredRefusals.get(reason) ?? 0) + 1);
+    this.pend(`${MONITOR_PREFIX}${reason}`, country, range, at);
+    const now = Date.now();
+    const logged = this.#monitorLog.get(reason);
+    if (logged !== undefined && now - logged.at < MONITOR_LOG_MS) {
+      logged.since++;
+      return;
+    }
+    this.#monitorLog.set(reason, { at: now, since: 0 });
+    this.log.warn(
+      { reason, moreSinceLastLine: logged?.since ?? 0 },
+      `SMS guard in monitor mode: a code would have been refused (${reason}) and was accepted; see sis outbox stats, and enforce the layer (SIS_SMS_GUARD) once its limit fits your peaks`,
+    );
+  }
+
+  repeated(): void {
+    this.repeats++;
+  }
+
+  private pend(reason: string, country: string | null, range: string, at: Date): void {
     const period = periodStart(at);
     const key = `${period.getTime()}|${reason}|${country ?? ''}|${range}`;
     const row = this.#pending.get(key);

@@ -22,6 +22,17 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
+/** The layers as SIS_SMS_GUARD names them, each with the reasons it refuses for. */
+export const GUARD_LAYERS: ReadonlyMap<string, readonly RefusalReason[]> = new Map([
+  ['number', ['invalid', 'number-type', 'country']],
+  ['blocked-range', ['blocked-range']],
+  ['address', ['address']],
+  ['range', ['range']],
+  ['country-daily', ['country-daily']],
+  ['budget', ['budget-hourly', 'budget-daily']],
+  ['phone', ['phone-hourly', 'phone-backoff']],
+]);
+
 export class AuthCodeRefusedError extends QuotaExceededError {
   constructor(
     readonly reason: RefusalReason,

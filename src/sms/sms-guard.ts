@@ -1,15 +1,19 @@
 /**
  * AuthCode's protection of the SMS bill (docs/sms.md), as one check the operation makes before
- * its write, cheapest first: the number (valid, of an accepted type and country), the ranges an
- * operator stopped, then the velocity counters (address, range, country, budgets: in Redis when
- * one is configured, else in the write's own transaction). A dry run makes every check and
- * counts nothing. A refused code is recorded nowhere but in the refusal counts.
+ * its write, cheapest first: a test number (recorded, never sent nor counted), the number (valid,
+ * of an accepted type and country), the ranges an operator stopped, then the velocity counters
+ * (address or IPv6 prefix unless trusted, range, country, budgets: in Redis when one is
+ * configured, else in the write's own transaction). A layer in monitor mode decides as it would
+ * and only counts and logs its would-be refusal. A dry run makes every check and counts nothing.
+ * A refused code is recorded nowhere but in the refusal counts.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import type { Logger } from '../logging/logger.js';
 import type { SmsStore } from '../store/sms-types.js';
 import type { AuthCodeOutcome, CounterLimit } from '../store/store.js';
 import { BlockedRangeCache } from './blocked-range-cache.js';
+import { countedNetwork, inNetworkList, networkList } from './client-network.js';
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
 import type { RedisCounters } from './redis-counters.js';
@@ -48,6 +52,12 @@ export interface Admission {
   readonly backoff: boolean;
   /** Counted in the write's transaction (none when Redis counted them). */
   readonly counters: readonly CounterLimit[];
+  /** A test number's code: recorded as a test code, nothing sent or counted. */
+  readonly test: boolean;
+  /** The same code for the same phone within this time is a repeat (0: off). */
+  readonly repeatMs: number;
+  /** The phone's own limits only watch (monitor mode). */
+  readonly monitorPhone: boolean;
   /** The write's outcome (null: it failed); throws AuthCodeRefusedError when the store refused the code. */
   settle(outcome: AuthCodeOutcome | null): Promise<void>;
 }
@@ -56,6 +66,8 @@ export class SmsGuard {
   readonly tally: RefusalTally;
   readonly #policy: PhonePolicy;
   readonly #blocks: BlockedRangeCache | null;
+  readonly #trusted: BlockList | null;
+  readonly #monitored: ReadonlySet<RefusalReason>;
   #loading: Promise<void> | null = null;
   #addressKey: Promise<string> | null = null;
   #budgetReached = false;
@@ -67,6 +79,8 @@ export class SmsGuard {
       options.store === null
         ? null
         : new BlockedRangeCache(options.store, (err) => options.log.debug({ err }, 'blocked SMS ranges not read yet'));
+    this.#trusted = networkList(options.rules.trustedAddresses);
+    this.#monitored = options.rules.monitored;
     this.tally = new RefusalTally(options.store, options.log);
   }
 
@@ -93,8 +107,12 @@ export class SmsGuard {
   /** Every check before the write; throws AuthCodeRefusedError for a refused code. */
   async admit(request: AdmitRequest): Promise<Admission> {
     await this.loaded();
+    const rules = this.options.rules;
+    const tests = rules.testNumbers;
+    if (tests.size > 0 && tests.has(request.phone)) return this.testAdmission(this.#policy.read(request.phone).reading);
     const verdict = this.#policy.read(request.phone);
     const reading = verdict.reading;
+    if (tests.size > 0 && tests.has(reading.phone)) return this.testAdmission(reading);
     if (verdict.refused !== undefined)
       this.refuse(verdict.refused, reading, request, null, verdict.type === undefined ? {} : { type: verdict.type });
     const block = await this.#blocks?.covering(reading.phone, request.at);
@@ -102,12 +120,13 @@ export class SmsGuard {
       const seconds = block.until === null ? null : (block.until.getTime() - request.at.getTime()) / 1000;
       this.refuse('blocked-range', reading, request, seconds);
     }
-    const counters = countersFor(this.options.rules.velocity, {
+    const velocity = rules.velocity;
+    const counters = countersFor(velocity, this.#monitored, {
       // Hashed only when counted: the key and the HMAC cost nothing while the limit is off.
       addressHash:
-        request.address === '' || this.options.rules.velocity.perAddressHour === 0
+        request.address === '' || velocity.perAddressHour === 0 || this.trusted(request.address)
           ? null
-          : await this.hashAddress(request.address),
+          : await this.hashAddress(countedNetwork(request.address, velocity.ipv6Prefix)),
       range: reading.range,
       country: reading.country,
       at: request.at,
@@ -118,25 +137,57 @@ export class SmsGuard {
       redis === null
         ? 'unavailable'
         : await (request.dryRun ? redis.peek(space, counters) : redis.take(space, counters));
-    if (answer !== null && answer !== 'unavailable') {
-      this.refuse(
-        answer.reason as RefusalReason,
-        reading,
-        request,
-        (answer.until.getTime() - request.at.getTime()) / 1000,
-      );
+    if (answer !== 'unavailable') {
+      if (answer.full !== null) {
+        const full = answer.full;
+        this.refuse(
+          full.reason as RefusalReason,
+          reading,
+          request,
+          (full.until.getTime() - request.at.getTime()) / 1000,
+        );
+      }
+      for (const c of answer.over) this.refuse(c.reason as RefusalReason, reading, request, null);
     }
-    const taken = answer === null && !request.dryRun ? counters : [];
+    const taken = answer !== 'unavailable' && !request.dryRun ? counters : [];
     return {
       reading,
-      backoff: this.options.rules.velocity.backoff,
+      backoff: velocity.backoff,
       counters: answer === 'unavailable' ? counters : [],
+      test: false,
+      repeatMs: rules.repeatMs,
+      monitorPhone: this.#monitored.has('phone-hourly'),
       settle: async (outcome) => {
-        if (outcome?.accepted === true) return this.accepted(reading, request.dryRun);
+        if (outcome?.accepted === true) {
+          if (outcome.repeat === true) {
+            await redis?.release(space, taken);
+            if (!request.dryRun) this.tally.repeated();
+            return;
+          }
+          for (const reason of outcome.monitored ?? []) this.refuse(reason as RefusalReason, reading, request, null);
+          return this.accepted(reading, request.dryRun);
+        }
         await redis?.release(space, taken);
         if (outcome !== null) this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
       },
     };
+  }
+
+  /** A code to a test number: no check, nothing counted; the store keeps it as a test code. */
+  private testAdmission(reading: PhoneReading): Admission {
+    return {
+      reading,
+      backoff: false,
+      counters: [],
+      test: true,
+      repeatMs: 0,
+      monitorPhone: false,
+      settle: async () => undefined,
+    };
+  }
+
+  private trusted(address: string): boolean {
+    return this.#trusted !== null && inNetworkList(this.#trusted, address);
   }
 
   private accepted(reading: PhoneReading, dryRun: boolean): void {
@@ -148,13 +199,21 @@ export class SmsGuard {
     }
   }
 
+  /**
+   * Refuses the code for `reason` (throws AuthCodeRefusedError), or, when its layer only watches
+   * (monitor mode), counts the would-be refusal and returns.
+   */
   private refuse(
     reason: RefusalReason,
     reading: PhoneReading,
     request: AdmitRequest,
     retryAfterSeconds: number | null,
     extra: { type?: NumberType } = {},
-  ): never {
+  ): void {
+    if (this.#monitored.has(reason)) {
+      if (!request.dryRun) this.tally.monitored(reason, reading.country, reading.range, request.at);
+      return;
+    }
     if (!request.dryRun) {
       this.tally.refused(reason, reading.country, reading.range, request.at);
       if ((reason === 'budget-hourly' || reason === 'budget-daily') && !this.#budgetReached) {

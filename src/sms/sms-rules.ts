@@ -1,7 +1,10 @@
 /**
  * What AuthCode's SMS protection is told by the settings (read in src/config/sms-guard-settings.ts):
- * the phone number rules and the velocity limits. Every limit is off at 0 (or null).
+ * the phone number rules, the velocity limits, the trusted networks and test numbers, and which
+ * layers only watch (monitor mode). Every limit is off at 0 (or null).
  */
+import type { Ipv6Prefix } from './client-network.js';
+import type { RefusalReason } from './refusal.js';
 
 /** Number types as the settings name them: libphonenumber's types in lower case, `-` for `_`. */
 export const NUMBER_TYPES = [
@@ -40,6 +43,8 @@ export interface VelocityLimits {
   /** Growing wait per phone after its hourly limit. */
   readonly backoff: boolean;
   readonly perAddressHour: number;
+  /** IPv6 addresses are counted by this prefix (client-network.ts). */
+  readonly ipv6Prefix: Ipv6Prefix;
   readonly perRangeHour: number;
   /** null: no country limit. */
   readonly countryDaily: CountryLimits | null;
@@ -50,6 +55,14 @@ export interface VelocityLimits {
 export interface SmsRules {
   readonly phone: PhoneRules;
   readonly velocity: VelocityLimits;
+  /** Addresses and CIDR ranges the address layer does not count (SIS_SMS_TRUSTED_ADDRESSES). */
+  readonly trustedAddresses: readonly string[];
+  /** Phones (E.164, or `+`/digits as sent) whose codes are recorded as test codes: never sent, never counted. */
+  readonly testNumbers: ReadonlySet<string>;
+  /** The same code for the same phone again within this time is accepted without a second message (0: off). */
+  readonly repeatMs: number;
+  /** Reasons whose layer only watches (SIS_SMS_GUARD): counted and logged as would-be refusals, never refused. */
+  readonly monitored: ReadonlySet<RefusalReason>;
 }
 
 /** The defaults' rules with nothing on: what tools and tests without a configuration use. */
@@ -58,9 +71,14 @@ export const NO_SMS_RULES: SmsRules = {
   velocity: {
     backoff: false,
     perAddressHour: 0,
+    ipv6Prefix: 64,
     perRangeHour: 0,
     countryDaily: null,
     hourlyBudget: 0,
     dailyBudget: 0,
   },
+  trustedAddresses: [],
+  testNumbers: new Set(),
+  repeatMs: 0,
+  monitored: new Set(),
 };

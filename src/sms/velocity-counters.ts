@@ -6,6 +6,7 @@
  * window's edge, which no limit here needs to prevent.
  */
 import type { CounterLimit } from '../store/store.js';
+import type { RefusalReason } from './refusal.js';
 import type { VelocityLimits } from './sms-rules.js';
 
 const HOUR_MS = 3_600_000;
@@ -24,7 +25,12 @@ export function countsCountries(limits: VelocityLimits): boolean {
   return limits.countryDaily !== null;
 }
 
-export function countersFor(limits: VelocityLimits, code: CountedCode): CounterLimit[] {
+/** The code's counters; those of a reason in `monitored` only watch (monitor mode). */
+export function countersFor(
+  limits: VelocityLimits,
+  monitored: ReadonlySet<RefusalReason>,
+  code: CountedCode,
+): CounterLimit[] {
   const t = code.at.getTime();
   const hour = Math.floor(t / HOUR_MS);
   const day = Math.floor(t / DAY_MS);
@@ -37,9 +43,16 @@ export function countersFor(limits: VelocityLimits, code: CountedCode): CounterL
       limit: limits.perAddressHour,
       until: hourEnd,
       reason: 'address',
+      monitor: monitored.has('address'),
     });
   if (limits.perRangeHour > 0)
-    counters.push({ key: `r:${code.range}:h${hour}`, limit: limits.perRangeHour, until: hourEnd, reason: 'range' });
+    counters.push({
+      key: `r:${code.range}:h${hour}`,
+      limit: limits.perRangeHour,
+      until: hourEnd,
+      reason: 'range',
+      monitor: monitored.has('range'),
+    });
   const countryLimit = countryLimitOf(limits, code.country);
   if (countryLimit !== null)
     counters.push({
@@ -47,11 +60,24 @@ export function countersFor(limits: VelocityLimits, code: CountedCode): CounterL
       limit: countryLimit,
       until: dayEnd,
       reason: 'country-daily',
+      monitor: monitored.has('country-daily'),
     });
   if (limits.hourlyBudget > 0)
-    counters.push({ key: `b:h${hour}`, limit: limits.hourlyBudget, until: hourEnd, reason: 'budget-hourly' });
+    counters.push({
+      key: `b:h${hour}`,
+      limit: limits.hourlyBudget,
+      until: hourEnd,
+      reason: 'budget-hourly',
+      monitor: monitored.has('budget-hourly'),
+    });
   if (limits.dailyBudget > 0)
-    counters.push({ key: `b:d${day}`, limit: limits.dailyBudget, until: dayEnd, reason: 'budget-daily' });
+    counters.push({
+      key: `b:d${day}`,
+      limit: limits.dailyBudget,
+      until: dayEnd,
+      reason: 'budget-daily',
+      monitor: monitored.has('budget-daily'),
+    });
   return counters;
 }
 

@@ -1,9 +1,10 @@
 /**
  * The per-phone limits, shared by both AuthCode writes (Kysely's and SQLite's synchronous one):
- * the hourly window a code counts in, the growing wait after it (Auth0's scheme: one minute,
- * doubling up to 32, with jitter), and what a refusal answers.
+ * the hourly window a code counts in, a repeat of a code just accepted (answered without a second
+ * message), the growing wait after the limit (Auth0's scheme: one minute, doubling up to 32, with
+ * jitter), and what a refusal answers.
  */
-import type { AuthCodeOutcome } from './store.js';
+import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
 
 /** The window a code counts in; retention may never be shorter while the limit is on. */
 export const AUTH_CODE_WINDOW_MS = 3_600_000;
@@ -16,6 +17,36 @@ const LONGEST_WAIT_MS = 32 * 60_000;
 /** The oldest `created_at` that still counts against a code asked for at `at`. */
 export function windowStart(at: Date): string {
   return new Date(at.getTime() - HOUR_MS).toISOString();
+}
+
+/** The same code to the same phone again: accepted, and nothing written or counted. */
+export const REPEAT: AuthCodeOutcome = { accepted: true, repeat: true };
+
+/** One of the phone's recent codes, as the phone checks read them (newest first). */
+export interface RecentCode {
+  readonly created_at: string | Date;
+  readonly code: string | null;
+}
+
+/**
+ * What the phone's newest codes decide before the growing wait: a repeat (the same code within
+ * `repeatMs`), the hourly limit (the maxPerHour-th newest code of the hour still in the window),
+ * or null. `recent`: the phone's codes of the hour, newest first, at most maxPerHour of them
+ * (or, without an hourly limit, its codes equal to this one within `repeatMs`).
+ */
+export function phoneDecision(recent: readonly RecentCode[], request: AuthCodeRequest): AuthCodeOutcome | null {
+  const repeatMs = request.repeatMs ?? 0;
+  if (repeatMs > 0) {
+    const since = request.at.getTime() - repeatMs;
+    for (const r of recent) if (r.code === request.code && new Date(r.created_at).getTime() > since) return REPEAT;
+  }
+  const max = request.maxPerHour;
+  return max > 0 && recent.length >= max ? refusal(recent[max - 1]!.created_at, request.at) : null;
+}
+
+/** The oldest `created_at` a repeat is looked for from. */
+export function repeatStart(request: AuthCodeRequest): string {
+  return new Date(request.at.getTime() - (request.repeatMs ?? 0)).toISOString();
 }
 
 /** The oldest `created_at` the growing wait counts. */

@@ -20,6 +20,37 @@ export interface OutboxMessage {
   readonly lastError: string | null;
   readonly createdAt: Date;
   readonly deliveredAt: Date | null;
+  /** What the gateway's last delivery receipt said (migration 8), or null before one came. */
+  readonly receipt: ReceiptStatus | null;
+  readonly receiptReason: string | null;
+}
+
+/** A message's fate as the gateway reports it (docs/sms.md, delivery receipts). */
+export const RECEIPT_STATUSES = ['delivered', 'failed', 'undelivered'] as const;
+export type ReceiptStatus = (typeof RECEIPT_STATUSES)[number];
+
+export interface DeliveryReceipt {
+  /** The outbox id the webhook sent as X-Message-Id. */
+  readonly id: number;
+  readonly status: ReceiptStatus;
+  /** The gateway's reason, one line; null when it gave none. */
+  readonly reason: string | null;
+  /** When the gateway made the receipt (its signed timestamp). */
+  readonly at: Date;
+}
+
+/** Receipts of one country or range: how many, and how many said delivered. */
+export interface DeliveryRate {
+  readonly key: string;
+  readonly receipts: number;
+  readonly delivered: number;
+}
+
+export interface DeliveryRates {
+  /** Every country with receipts, the most receipts first (at most `top`). */
+  readonly countries: readonly DeliveryRate[];
+  /** The ranges with the most receipts that did not say delivered, first (at most `top`). */
+  readonly ranges: readonly DeliveryRate[];
 }
 
 /** How a claimed message's attempt ended. */
@@ -37,6 +68,13 @@ export interface OutboxStore {
   /** Makes failed messages (all, or the given ids) pending again, due now; returns how many. */
   retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number>;
   outboxCounts(): Promise<Readonly<Record<OutboxState, number>>>;
+  /**
+   * Records a delivery receipt on its message: `unknown` when there is no such message, `replayed`
+   * when the message already holds a receipt at least as new (a replay changes nothing).
+   */
+  recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'>;
+  /** Delivery rates of the receipts made since `since`, per country and range. */
+  deliveryRates(since: Date, top: number): Promise<DeliveryRates>;
   /** Messages waiting for delivery and when the oldest of them was accepted (null: none), for /metrics. */
   outboxBacklog(): Promise<OutboxBacklog>;
 }

@@ -74,6 +74,14 @@ export interface AuthCodeRequest {
   readonly country?: string | null;
   /** Limits counted in the database, in this order, in the code's own transaction (sms-types.ts). */
   readonly counters?: readonly CounterLimit[];
+  /** The phone's range, kept with its message for delivery rates (the phone itself is masked once delivered). */
+  readonly range?: string;
+  /** The same code for this phone within this many ms is a repeat: accepted, nothing written or counted. */
+  readonly repeatMs?: number;
+  /** The per-phone limits only watch: a would-be refusal is told in the outcome, the code accepted. */
+  readonly monitorPhone?: boolean;
+  /** A code to a test number: recorded as a test code; no limit, counter or message. */
+  readonly test?: boolean;
   /** Every check, and nothing written: the outcome says whether the code would be accepted now. */
   readonly dryRun?: boolean;
 }
@@ -88,11 +96,19 @@ export interface CounterLimit {
   readonly until: Date;
   /** Why a code is refused when this counter is full. */
   readonly reason: string;
+  /** Only watched (monitor mode): counted, and past its limit told in the outcome, never refused. */
+  readonly monitor?: boolean;
 }
 
 /** Why the store refused a code: the phone's hourly limit, its growing wait, or a full counter's reason. */
 export type AuthCodeOutcome =
-  | { readonly accepted: true }
+  | {
+      readonly accepted: true;
+      /** The same code to the same phone was accepted moments ago: nothing written this time. */
+      readonly repeat?: boolean;
+      /** Reasons a watched limit (monitor mode) would have refused the code for. */
+      readonly monitored?: readonly string[];
+    }
   | { readonly accepted: false; readonly retryAfterSeconds: number; readonly reason: string };
 
 export interface Store {

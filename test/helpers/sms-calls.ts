@@ -36,6 +36,16 @@ export const backends: readonly Backend[] = [
   },
 ];
 
+/** The backends and PostgreSQL with Redis: the protection's new rules are held on every combination. */
+export const everyBackend: readonly Backend[] = [
+  ...backends,
+  {
+    name: 'PostgreSQL with Redis',
+    skip: POSTGRES_SKIP ?? (REDIS_URL === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : null),
+    fresh: () => fresh(postgresTarget.fresh(), { SIS_REDIS_URL: REDIS_URL }),
+  },
+];
+
 async function fresh(
   database: Promise<FreshDatabase>,
   env: Record<string, string>,
@@ -56,8 +66,15 @@ export interface Answer {
   readonly text: string;
 }
 
-/** AuthCode over HTTP GET from `address` (forwarded by the trusted proxy). */
-export async function authCode(url: string, phone: string, address: string, code = '482913'): Promise<Answer> {
+let codes = 0;
+
+/** A new six-digit code, as an app makes one for each sign-in (the same code again is a retry: SIS_AUTH_CODE_REPEAT_MS). */
+export function freshCode(): string {
+  return String(100_000 + (codes++ % 900_000));
+}
+
+/** AuthCode over HTTP GET from `address` (forwarded by the trusted proxy); a new code unless `code` is given. */
+export async function authCode(url: string, phone: string, address: string, code = freshCode()): Promise<Answer> {
   const query = `code=${encodeURIComponent(code)}&phone=${encodeURIComponent(phone)}`;
   const res = await fetch(`${url}/AuthCodeSending.asmx/AuthCode?${query}`, {
     headers: { 'x-forwarded-for': address },

@@ -2,7 +2,7 @@
  * AuthCode's SMS protection switched off (docs/sms.md), for the tests that hold other behaviour
  * (the wire, the outbox, the stores) with made-up numbers such as +1 555 …, which the default
  * rules refuse as not valid, and with more codes from one address than a real school sends.
- * test/service/sms-*.test.ts hold the protection itself, with its defaults.
+ * test/sms/ holds the protection itself, with its defaults.
  */
 export const SMS_PROTECTION_OFF: Readonly<Record<string, string>> = {
   SIS_SMS_REFUSE_TYPES: 'none',

@@ -216,6 +216,22 @@ export const migrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    version: 8,
+    name: "SMS for parents: test codes, delivery receipts, and each message's country and range",
+    async up(db, dialect) {
+      // Codes to SIS_SMS_TEST_NUMBERS: recorded, never sent, never counted (docs/sms.md).
+      await db.schema
+        .alterTable('auth_codes')
+        .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // Kept with the message so delivery rates per country and range outlive the phone's masking.
+      for (const column of ['country', 'phone_range', 'receipt', 'receipt_reason'])
+        await db.schema.alterTable('outbox').addColumn(column, 'text').execute();
+      await db.schema.alterTable('outbox').addColumn('receipt_at', dialect.ddl.timestamp).execute();
+      await db.schema.createIndex('outbox_receipt_at').on('outbox').column('receipt_at').execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -27,6 +27,8 @@ export interface AuthCodesTable {
   created_at: string;
   /** The phone's ISO 3166 country when it could be told (migration 7). */
   country?: string | null;
+  /** 1: a code to one of SIS_SMS_TEST_NUMBERS, never sent nor counted (migration 8). */
+  test?: Generated<number>;
 }
 
 export interface MarksTable {
@@ -68,6 +70,13 @@ export interface OutboxTable {
   /** The worker holding the lease, and until when; a lease that ran out may be taken again. */
   locked_by: string | null;
   locked_until: Timestamp | null;
+  /** The phone's country and range, kept for delivery rates after the phone is masked (migration 8). */
+  country?: string | null;
+  phone_range?: string | null;
+  /** What the gateway's signed receipt said: delivered, failed or undelivered, its reason and time. */
+  receipt?: string | null;
+  receipt_reason?: string | null;
+  receipt_at?: Timestamp | null;
 }
 
 /** Rows pruned so far per table: the sum over its slots, each counted in the deleting transaction. */

@@ -7,17 +7,35 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { OutboxBacklog, OutboxMessage, OutboxOutcome, OutboxState, OutboxStore } from '../outbox-types.js';
+import type {
+  DeliveryRate,
+  DeliveryRates,
+  DeliveryReceipt,
+  OutboxBacklog,
+  OutboxMessage,
+  OutboxOutcome,
+  OutboxState,
+  OutboxStore,
+  ReceiptStatus,
+} from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database, OutboxTable } from '../schema/tables.js';
-import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
+import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
-import { backoffRefusal, backoffStart, refusal, refusedUntil, windowStart } from '../auth-code-window.js';
+import {
+  backoffRefusal,
+  backoffStart,
+  phoneDecision,
+  refusedUntil,
+  repeatStart,
+  windowStart,
+} from '../auth-code-window.js';
 import { CounterFull, takeCounters } from './sql-sms.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
 const DEFAULT_LIST_LIMIT = 100;
+const ACCEPTED: AuthCodeOutcome = { accepted: true };
 
 const COLUMNS = [
   'id',
@@ -30,6 +48,8 @@ const COLUMNS = [
   'last_error',
   'created_at',
   'delivered_at',
+  'receipt',
+  'receipt_reason',
 ] as const satisfies readonly (keyof OutboxTable)[];
 
 type OutboxRow = Pick<Selectable<OutboxTable>, (typeof COLUMNS)[number]>;
@@ -59,14 +79,36 @@ export class SqlOutbox implements OutboxStore {
   /** The per-phone limits, then the counters, then the code and its message (not on a dry run). */
   private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
+    if (request.test === true) {
+      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
+      if (request.dryRun !== true)
+        await trx
+          .insertInto('auth_codes')
+          .values({
+            code: request.code,
+            phone: request.phone,
+            created_at: at,
+            country: request.country ?? null,
+            test: 1,
+          })
+          .execute();
+      return { accepted: true };
+    }
     // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
     // (SQLite's immediate transaction already serialises every writer.)
     await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
-    const phoneRefusal = await this.phoneLimits(trx, request);
-    if (phoneRefusal !== null) return phoneRefusal;
-    const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
+    let monitored: string[] | undefined;
+    const phoneOutcome = await this.phoneLimits(trx, request);
+    if (phoneOutcome !== null) {
+      if (phoneOutcome.accepted || request.monitorPhone !== true) return phoneOutcome;
+      monitored = [phoneOutcome.reason];
+    }
+    const over: CounterLimit[] = [];
+    const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true, over);
     if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
-    if (request.dryRun === true) return { accepted: true };
+    if (over.length > 0) monitored = [...(monitored ?? []), ...over.map((c) => c.reason)];
+    const outcome: AuthCodeOutcome = monitored === undefined ? ACCEPTED : { accepted: true, monitored };
+    if (request.dryRun === true) return outcome;
     await trx
       .insertInto('auth_codes')
       .values({ code: request.code, phone: request.phone, created_at: at, country: request.country ?? null })
@@ -81,25 +123,29 @@ export class SqlOutbox implements OutboxStore {
         attempts: 0,
         next_attempt_at: at,
         created_at: at,
+        country: request.country ?? null,
+        phone_range: request.range ?? null,
       })
       .execute();
-    return { accepted: true };
+    return outcome;
   }
 
+  /** A repeat, the hourly limit, or the growing wait (auth-code-window.ts); null when none applies. */
   private async phoneLimits(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome | null> {
-    if (request.maxPerHour <= 0) return null;
-    // The maxPerHour-th newest code of the last hour: while it is in the window, the phone is at its limit.
-    const limiting = await trx
+    const repeats = (request.repeatMs ?? 0) > 0;
+    if (request.maxPerHour <= 0 && !repeats) return null;
+    let recent = trx
       .selectFrom('auth_codes')
-      .select('created_at')
+      .select(['created_at', 'code'])
       .where('phone', '=', request.phone)
-      .where('created_at', '>', windowStart(request.at))
-      .orderBy('created_at', 'desc')
-      .limit(1)
-      .offset(request.maxPerHour - 1)
-      .executeTakeFirst();
-    if (limiting !== undefined) return refusal(limiting.created_at, request.at);
-    if (request.backoff !== true) return null;
+      .orderBy('created_at', 'desc');
+    // The phone's codes of the hour (at most its limit); without a limit, only this code's repeats.
+    recent =
+      request.maxPerHour > 0
+        ? recent.where('created_at', '>', windowStart(request.at)).limit(request.maxPerHour)
+        : recent.where('code', '=', request.code).where('created_at', '>', repeatStart(request)).limit(1);
+    const decided = phoneDecision(await recent.execute(), request);
+    if (decided !== null || request.backoff !== true || request.maxPerHour <= 0) return decided;
     const day = await trx
       .selectFrom('auth_codes')
       .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.max('created_at').as('last')])
@@ -194,6 +240,42 @@ export class SqlOutbox implements OutboxStore {
     return Number(result.numUpdatedRows);
   }
 
+  async recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'> {
+    const at = receipt.at.toISOString();
+    const result = await this.db
+      .updateTable('outbox')
+      .set({ receipt: receipt.status, receipt_reason: receipt.reason, receipt_at: at })
+      .where('id', '=', receipt.id)
+      // Only a newer receipt: a replayed one (or one overtaken by a later word) changes nothing.
+      .where((eb) => eb.or([eb('receipt_at', 'is', null), eb('receipt_at', '<', at)]))
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) return 'recorded';
+    const row = await this.db.selectFrom('outbox').select('id').where('id', '=', receipt.id).executeTakeFirst();
+    return row === undefined ? 'unknown' : 'replayed';
+  }
+
+  async deliveryRates(since: Date, top: number): Promise<DeliveryRates> {
+    const by = async (column: 'country' | 'phone_range') =>
+      this.db
+        .selectFrom('outbox')
+        .select((eb) => [
+          eb.ref(column).as('k'),
+          eb.fn.countAll<string | number>().as('n'),
+          eb.fn.sum<string | number | null>(sql`case when receipt = 'delivered' then 1 else 0 end`).as('d'),
+        ])
+        .where('receipt_at', '>', since.toISOString())
+        .groupBy(column)
+        .execute();
+    return {
+      countries: rates(await by('country'), (a, b) => b.receipts - a.receipts, top),
+      ranges: rates(
+        await by('phone_range'),
+        (a, b) => b.receipts - b.delivered - (a.receipts - a.delivered) || b.receipts - a.receipts,
+        top,
+      ),
+    };
+  }
+
   async outboxCounts(): Promise<Readonly<Record<OutboxState, number>>> {
     const rows = await this.db
       .selectFrom('outbox')
@@ -216,6 +298,22 @@ export class SqlOutbox implements OutboxStore {
   }
 }
 
+/** Rates sorted by `order`, the first `top`; keys '' (not told) shown as unknown. */
+function rates(
+  rows: readonly { k?: string | null; n: string | number; d: string | number | null }[],
+  order: (a: DeliveryRate, b: DeliveryRate) => number,
+  top: number,
+): DeliveryRate[] {
+  return rows
+    .map((r) => ({
+      key: r.k == null || r.k === '' ? 'unknown' : r.k,
+      receipts: Number(r.n),
+      delivered: Number(r.d ?? 0),
+    }))
+    .sort((a, b) => order(a, b) || (a.key < b.key ? -1 : 1))
+    .slice(0, top);
+}
+
 function toMessage(row: OutboxRow): OutboxMessage {
   return {
     id: Number(row.id),
@@ -228,5 +326,7 @@ function toMessage(row: OutboxRow): OutboxMessage {
     lastError: row.last_error,
     createdAt: new Date(row.created_at),
     deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
+    receipt: (row.receipt ?? null) as ReceiptStatus | null,
+    receiptReason: row.receipt_reason ?? null,
   };
 }

@@ -22,13 +22,15 @@ export class CounterFull extends Error {
 
 /**
  * Counts the code in each counter, in the order given (every transaction takes them in the same
- * order, so two cannot wait on each other); throws CounterFull at the first past its limit. A dry
- * run only reads: the first counter already full, or null.
+ * order, so two cannot wait on each other); throws CounterFull at the first enforced one past its
+ * limit. A watched counter (monitor mode) past its limit is added to `over` instead. A dry run
+ * only reads: the first enforced counter already full, or null.
  */
 export async function takeCounters(
   trx: Kysely<Database>,
   counters: readonly CounterLimit[],
   dryRun: boolean,
+  over?: CounterLimit[],
 ): Promise<CounterLimit | null> {
   if (counters.length === 0) return null;
   if (dryRun) {
@@ -42,7 +44,12 @@ export async function takeCounters(
       )
       .execute();
     const hits = new Map(rows.map((r) => [r.counter, Number(r.hits)]));
-    return counters.find((c) => (hits.get(c.key) ?? 0) >= c.limit) ?? null;
+    for (const c of counters) {
+      if ((hits.get(c.key) ?? 0) < c.limit) continue;
+      if (c.monitor !== true) return c;
+      over?.push(c);
+    }
+    return null;
   }
   for (const counter of counters) {
     // The row lock taken here (PostgreSQL) holds other instances' codes on this counter until commit.
@@ -52,7 +59,9 @@ export async function takeCounters(
       .onConflict((oc) => oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1` }))
       .returning('hits')
       .executeTakeFirstOrThrow();
-    if (Number(row.hits) > counter.limit) throw new CounterFull(counter);
+    if (Number(row.hits) <= counter.limit) continue;
+    if (counter.monitor !== true) throw new CounterFull(counter);
+    over?.push(counter);
   }
   return null;
 }
@@ -151,7 +160,7 @@ export class SqlSms implements SmsStore {
     return new Map(rows.map((r) => [r.reason, Number(r.n)]));
   }
 
-  /** Codes asked per range or country: accepted ones (auth_codes) and refused ones (sms_refusals). */
+  /** Codes asked per range or country: accepted ones (auth_codes, test codes left out) and refused ones (sms_refusals). */
   private async busiest(by: 'range' | 'country', since: Date, top: number): Promise<Busiest> {
     const key = by === 'range' ? sql<string>`substr(phone, 1, length(phone) - 4)` : sql<string>`coalesce(country, '')`;
     const accepted = await this.db
@@ -159,6 +168,7 @@ export class SqlSms implements SmsStore {
       .select([key.as('k'), sql<string | number>`count(*)`.as('n')])
       .where('created_at', '>', since.toISOString())
       .where('phone', 'is not', null)
+      .where('test', '=', 0)
       .groupBy(key)
       .execute();
     const column = by === 'range' ? 'phone_range' : 'country';
@@ -166,6 +176,8 @@ export class SqlSms implements SmsStore {
       .selectFrom('sms_refusals')
       .select((eb) => [eb.ref(column).as('k'), eb.fn.sum<string | number>('refused').as('n')])
       .where('period_start', '>=', periodStart(since).toISOString())
+      // A would-be refusal of monitor mode was accepted: its code is counted among the accepted ones.
+      .where('reason', 'not like', 'monitor:%')
       .groupBy(column)
       .execute();
     const sums = new Map<string, number>();

@@ -7,7 +7,14 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { validateDataset } from '../import/dataset-check.js';
 import { IMPORT_BATCH_ROWS, replaceMarks } from '../import/replace-marks.js';
-import type { OutboxMessage, OutboxOutcome, OutboxState, OutboxBacklog } from '../outbox-types.js';
+import type {
+  DeliveryRates,
+  DeliveryReceipt,
+  OutboxBacklog,
+  OutboxMessage,
+  OutboxOutcome,
+  OutboxState,
+} from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
 import { SqlSms } from './sql-sms.js';
@@ -135,6 +142,14 @@ export class SqlStore implements ServiceStore {
 
   outboxBacklog(): Promise<OutboxBacklog> {
     return this.#outbox.outboxBacklog();
+  }
+
+  recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'> {
+    return this.#outbox.recordReceipt(receipt);
+  }
+
+  deliveryRates(since: Date, top: number): Promise<DeliveryRates> {
+    return this.#outbox.deliveryRates(since, top);
   }
 
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {

@@ -1,12 +1,20 @@
 /**
  * AuthCode's write on SQLite as one synchronous transaction over prepared statements: the same
- * work as SqlOutbox.acceptAuthCode (the phone's limits, the counters, store the code, queue its
- * SMS) without building, compiling and awaiting each query through Kysely.
+ * work as SqlOutbox.acceptAuthCode (a repeat, the phone's limits, the counters, store the code,
+ * queue its SMS; a test number's code only stored) without building, compiling and awaiting each query through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DirectAuthCode } from '../sql/engine-parts.js';
-import { backoffRefusal, backoffStart, refusal, refusedUntil, windowStart } from '../auth-code-window.js';
-import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
+import {
+  backoffRefusal,
+  backoffStart,
+  phoneDecision,
+  refusedUntil,
+  repeatStart,
+  windowStart,
+} from '../auth-code-window.js';
+import type { RecentCode } from '../auth-code-window.js';
+import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
 
 /**
  * Returns the outcome, or null when the connection is inside a transaction Kysely opened (an
@@ -14,8 +22,11 @@ import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js
  * this write never lands inside someone else's transaction.
  */
 export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAuthCode {
-  const limiting = database.prepare<[string, string, number], { created_at: string }>(
-    'select created_at from auth_codes where phone = ? and created_at > ? order by created_at desc limit 1 offset ?',
+  const recentCodes = database.prepare<[string, string, number], RecentCode>(
+    'select created_at, code from auth_codes where phone = ? and created_at > ? order by created_at desc limit ?',
+  );
+  const repeats = database.prepare<[string, string, string], RecentCode>(
+    'select created_at, code from auth_codes where phone = ? and code = ? and created_at > ? limit 1',
   );
   const lastDay = database.prepare<[string, string], { n: number; last: string | null }>(
     'select count(*) as n, max(created_at) as last from auth_codes where phone = ? and created_at > ?',
@@ -24,34 +35,66 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   const countHit = database.prepare(
     'insert into sms_counters (counter, hits, expires_at) values (?, 1, ?) on conflict (counter) do update set hits = hits + 1',
   );
-  const insertCode = database.prepare('insert into auth_codes (code, phone, created_at, country) values (?, ?, ?, ?)');
+  const insertCode = database.prepare(
+    'insert into auth_codes (code, phone, created_at, country, test) values (?, ?, ?, ?, ?)',
+  );
   const insertMessage = database.prepare(
-    "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at) values (?, ?, ?, 'pending', 0, ?, ?)",
+    "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at, country, phone_range) values (?, ?, ?, 'pending', 0, ?, ?, ?, ?)",
   );
   const phoneLimits = (request: AuthCodeRequest): AuthCodeOutcome | null => {
-    if (request.maxPerHour <= 0) return null;
-    const row = limiting.get(request.phone, windowStart(request.at), request.maxPerHour - 1);
-    if (row !== undefined) return refusal(row.created_at, request.at);
-    if (request.backoff !== true) return null;
+    const max = request.maxPerHour;
+    if (max <= 0 && (request.repeatMs ?? 0) <= 0) return null;
+    const recent =
+      max > 0
+        ? recentCodes.all(request.phone, windowStart(request.at), max)
+        : repeats.all(request.phone, request.code, repeatStart(request));
+    const decided = phoneDecision(recent, request);
+    if (decided !== null || request.backoff !== true || max <= 0) return decided;
     const day = lastDay.get(request.phone, backoffStart(request.at))!;
-    return backoffRefusal(request.phone, day.n, day.last, request.maxPerHour, request.at);
+    return backoffRefusal(request.phone, day.n, day.last, max, request.at);
   };
   // The transaction holds the only write lock: reading every counter, then counting, is exact.
-  const fullCounter = (counters: readonly CounterLimit[]): CounterLimit | undefined =>
-    counters.find((c) => (counterHits.get(c.key)?.hits ?? 0) >= c.limit);
+  // Watched counters (monitor mode) past their limit are told in the outcome instead of refusing.
+  const counted = (request: AuthCodeRequest, monitored: string[] | undefined): AuthCodeOutcome => {
+    const counters = request.counters ?? [];
+    let over = monitored;
+    for (const c of counters) {
+      if ((counterHits.get(c.key)?.hits ?? 0) < c.limit) continue;
+      if (c.monitor !== true) return refusedUntil(c.until.getTime(), request.at, c.reason);
+      over = [...(over ?? []), c.reason];
+    }
+    return over === undefined ? ACCEPTED : { accepted: true, monitored: over };
+  };
   // IMMEDIATE: the write lock is taken before counting, so two processes cannot both accept the one too many.
   const accept = database.transaction((request: AuthCodeRequest): AuthCodeOutcome => {
     const at = request.at.toISOString();
-    const phoneRefusal = phoneLimits(request);
-    if (phoneRefusal !== null) return phoneRefusal;
-    const counters = request.counters ?? [];
-    const full = fullCounter(counters);
-    if (full !== undefined) return refusedUntil(full.until.getTime(), request.at, full.reason);
-    if (request.dryRun === true) return { accepted: true };
-    for (const c of counters) countHit.run(c.key, c.until.toISOString());
-    insertCode.run(request.code, request.phone, at, request.country ?? null);
-    insertMessage.run(request.phone, request.code, request.message, at, at);
-    return { accepted: true };
+    if (request.test === true) {
+      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
+      if (request.dryRun !== true) insertCode.run(request.code, request.phone, at, request.country ?? null, 1);
+      return ACCEPTED;
+    }
+    let monitored: string[] | undefined;
+    const phoneOutcome = phoneLimits(request);
+    if (phoneOutcome !== null) {
+      if (phoneOutcome.accepted || request.monitorPhone !== true) return phoneOutcome;
+      monitored = [phoneOutcome.reason];
+    }
+    const outcome = counted(request, monitored);
+    if (!outcome.accepted || request.dryRun === true) return outcome;
+    for (const c of request.counters ?? []) countHit.run(c.key, c.until.toISOString());
+    insertCode.run(request.code, request.phone, at, request.country ?? null, 0);
+    insertMessage.run(
+      request.phone,
+      request.code,
+      request.message,
+      at,
+      at,
+      request.country ?? null,
+      request.range ?? null,
+    );
+    return outcome;
   });
   return (request) => (database.inTransaction ? null : accept.immediate(request));
 }
+
+const ACCEPTED: AuthCodeOutcome = { accepted: true };

@@ -228,7 +228,12 @@ describe('AuthCode settings', () => {
       SIS_SMS_WEBHOOK_SECRET: 's3cret',
       SIS_SMS_WEBHOOK_TIMEOUT_MS: '2000',
     });
-    assert.deepEqual(ok.smsWebhook, { url: 'https://sms.example/hook', secret: 's3cret', timeoutMs: 2000 });
+    assert.deepEqual(ok.smsWebhook, {
+      url: 'https://sms.example/hook',
+      secret: 's3cret',
+      timeoutMs: 2000,
+      receiptPath: null,
+    });
   });
 
   it('a message without {code}, a lease shorter than the gateway time-out and wrong numbers are refused', () => {

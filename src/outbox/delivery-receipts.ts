@@ -1,0 +1,110 @@
+/**
+ * Delivery receipts (docs/sms.md): the SMS gateway POSTs each message's fate to
+ * SIS_SMS_RECEIPT_PATH, signed like the webhook (`X-Signature-256: sha256=<hex HMAC-SHA256 of the
+ * raw body>` under SIS_SMS_WEBHOOK_SECRET), and the outbox row records it. The body is
+ * `{"id", "status", "reason", "timestamp"}`: `id` the webhook's X-Message-Id, `status` delivered,
+ * failed or undelivered, `timestamp` Unix seconds inside the signed body, so a receipt replayed
+ * later is refused as stale and one replayed within the window finds a receipt at least as new
+ * already recorded. A refused receipt changes nothing. HTTP is the server's business
+ * (src/http/request-handler.ts); this part knows the body and the signature only.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from '../logging/logger.js';
+import { RECEIPT_STATUSES } from '../store/outbox-types.js';
+import type { DeliveryReceipt, OutboxStore, ReceiptStatus } from '../store/outbox-types.js';
+import { signature } from './webhook.js';
+
+/** A receipt this much older or newer than our clock is refused (replays, clocks far apart). */
+export const RECEIPT_WINDOW_S = 300;
+/** A receipt is a few dozen bytes: more is not one. */
+export const RECEIPT_MAX_BYTES = 4096;
+/** The gateway's reason is kept as one line of at most this many characters. */
+const MAX_REASON_CHARS = 200;
+/** Refused receipts are logged at most this often (a flood of forgeries writes one line a minute). */
+const REFUSED_LOG_MS = 60_000;
+
+export interface ReceiptAnswer {
+  readonly status: number;
+  readonly text: string;
+}
+
+export class DeliveryReceipts {
+  /** Receipts recorded by this process, by status (sis_sms_delivery_total). */
+  readonly deliveries = new Map<ReceiptStatus, number>();
+  #refusedLoggedAt = -Infinity;
+
+  constructor(
+    /** The path the gateway posts to (SIS_SMS_RECEIPT_PATH). */
+    readonly path: string,
+    private readonly secret: string,
+    private readonly store: OutboxStore,
+    private readonly log: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Checks and records one receipt: 200 recorded; 4xx, with what was wrong, changes nothing. */
+  async receive(signatureHeader: string | undefined, body: Buffer): Promise<ReceiptAnswer> {
+    if (!this.signed(signatureHeader, body))
+      return this.refused(401, 'bad signature: expected X-Signature-256: sha256=<hex HMAC-SHA256 of the body>');
+    const receipt = this.read(body);
+    if (typeof receipt === 'string') return this.refused(400, receipt);
+    const skew = Math.abs(receipt.at.getTime() - this.now().getTime()) / 1000;
+    if (skew > RECEIPT_WINDOW_S)
+      return this.refused(401, `stale timestamp: more than ${RECEIPT_WINDOW_S} s from this server's clock`);
+    const result = await this.store.recordReceipt(receipt);
+    if (result === 'unknown') return this.refused(404, `no message ${receipt.id} in the outbox`);
+    if (result === 'replayed') return this.refused(409, `message ${receipt.id} already holds a receipt as new`);
+    this.deliveries.set(receipt.status, (this.deliveries.get(receipt.status) ?? 0) + 1);
+    this.log.debug({ outboxId: receipt.id, status: receipt.status }, 'outbox: delivery receipt');
+    return { status: 200, text: 'recorded' };
+  }
+
+  private signed(header: string | undefined, body: Buffer): boolean {
+    if (header === undefined) return false;
+    const expected = Buffer.from(signature(this.secret, body.toString('utf8')));
+    const given = Buffer.from(header.trim());
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  /** The receipt, or what is wrong with the body. */
+  private read(body: Buffer): DeliveryReceipt | string {
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      return 'expected a JSON body';
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'expected a JSON object';
+    const { id, status, reason, timestamp } = value as Record<string, unknown>;
+    const n = typeof id === 'string' && /^[1-9]\d{0,15}$/.test(id) ? Number(id) : id;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1)
+      return 'id: expected the X-Message-Id of the message';
+    if (typeof status !== 'string' || !(RECEIPT_STATUSES as readonly string[]).includes(status))
+      return `status: expected one of ${RECEIPT_STATUSES.join(', ')}`;
+    if (reason !== undefined && reason !== null && typeof reason !== 'string') return 'reason: expected a text';
+    if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp))
+      return 'timestamp: expected Unix seconds (a whole number)';
+    const line =
+      typeof reason === 'string'
+        ? reason
+            .replace(/[\p{C}\s]+/gu, ' ')
+            .trim()
+            .slice(0, MAX_REASON_CHARS)
+        : '';
+    return {
+      id: n,
+      status: status as ReceiptStatus,
+      reason: line === '' ? null : line,
+      at: new Date(timestamp * 1000),
+    };
+  }
+
+  private refused(status: number, text: string): ReceiptAnswer {
+    const now = Date.now();
+    if (now - this.#refusedLoggedAt >= REFUSED_LOG_MS) {
+      this.#refusedLoggedAt = now;
+      this.log.warn({ status, problem: text }, 'outbox: a delivery receipt was refused (logged once a minute)');
+    }
+    return { status, text };
+  }
+}

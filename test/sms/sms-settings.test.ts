@@ -1,0 +1,75 @@
+/**
+ * The settings of issue 28 read as documented, and a wrong value stops the start with its name and
+ * what is expected; IPv6 addresses counted by their prefix whichever way they are written.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { countedNetwork } from '../../src/sms/client-network.js';
+
+describe('AuthCode for parents: settings', () => {
+  it('reads the defaults, trusted networks, test numbers, the prefix and the guard modes', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.sms.velocity.perAddressHour, 1000);
+    assert.equal(defaults.sms.velocity.ipv6Prefix, 64);
+    assert.equal(defaults.sms.repeatMs, 300_000);
+    assert.deepEqual([...defaults.sms.monitored], []);
+    const set = loadConfig({
+      SIS_SMS_IPV6_PREFIX: '56',
+      SIS_SMS_TRUSTED_ADDRESSES: '10.0.0.0/8, 192.0.2.7, 2001:db8::/48',
+      SIS_SMS_TEST_NUMBERS: '+966 50 000 0001,+1-555-0100',
+      SIS_SMS_GUARD: 'monitor,budget=enforce',
+      SIS_AUTH_CODE_REPEAT_MS: '0',
+    });
+    assert.equal(set.sms.velocity.ipv6Prefix, 56);
+    assert.deepEqual(set.sms.trustedAddresses, ['10.0.0.0/8', '192.0.2.7', '2001:db8::/48']);
+    assert.deepEqual([...set.sms.testNumbers], ['+966500000001', '+15550100']);
+    assert.ok(set.sms.monitored.has('range') && set.sms.monitored.has('phone-hourly'));
+    assert.ok(!set.sms.monitored.has('budget-daily'));
+    assert.equal(set.sms.repeatMs, 0);
+    assert.deepEqual([...loadConfig({ SIS_SMS_GUARD: 'enforce,address=monitor' }).sms.monitored], ['address']);
+  });
+
+  it('refuses wrong values, naming the setting and what is expected', () => {
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.message;
+      }
+      assert.fail('accepted');
+    };
+    assert.match(problems({ SIS_SMS_IPV6_PREFIX: '60' }), /SIS_SMS_IPV6_PREFIX="60": expected one of 64, 56, 48/);
+    assert.match(problems({ SIS_SMS_TRUSTED_ADDRESSES: '10.0.0.0/33' }), /SIS_SMS_TRUSTED_ADDRESSES=.*prefix length/);
+    assert.match(problems({ SIS_SMS_TRUSTED_ADDRESSES: 'school.example' }), /not an IPv4 or IPv6 address/);
+    assert.match(problems({ SIS_SMS_TEST_NUMBERS: '12' }), /SIS_SMS_TEST_NUMBERS=.*country code/);
+    assert.match(
+      problems({ SIS_SMS_GUARD: 'enforce,adress=monitor' }),
+      /SIS_SMS_GUARD=.*layers: number, blocked-range/,
+    );
+    assert.match(problems({ SIS_AUTH_CODE_REPEAT_MS: '7200000' }), /SIS_AUTH_CODE_REPEAT_MS/);
+    assert.match(problems({ SIS_SMS_RECEIPT_PATH: '/r' }), /SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not/);
+    const hook = { SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook', SIS_SMS_WEBHOOK_SECRET: 's' };
+    assert.match(problems({ ...hook, SIS_SMS_RECEIPT_PATH: '/metrics' }), /a path of its own/);
+    assert.match(problems({ ...hook, SIS_SMS_RECEIPT_PATH: 'receipts' }), /expected a path such as/);
+    assert.equal(
+      loadConfig({ ...hook, SIS_SMS_RECEIPT_PATH: '/sms/receipts' }).smsWebhook?.receiptPath,
+      '/sms/receipts',
+    );
+  });
+
+  it('counts an IPv6 address by its /64, /56 or /48, however it is written', () => {
+    for (const written of [
+      '2001:db8:1:2::7',
+      '2001:0db8:0001:0002:ffff:0:0:1',
+      '2001:db8:1:2:0:0:1.2.3.4',
+      '2001:db8:1:2::1%eth0',
+    ])
+      assert.equal(countedNetwork(written, 64), '2001:db8:1:2::/64', written);
+    assert.equal(countedNetwork('2001:db8:1:2ff::1', 56), '2001:db8:1:200::/56');
+    assert.equal(countedNetwork('2001:db8:1:2ff::1', 48), '2001:db8:1::/48');
+    assert.equal(countedNetwork('::1', 64), '0:0:0:0::/64');
+    assert.equal(countedNetwork('203.0.113.9', 64), '203.0.113.9', 'IPv4 as it is');
+  });
+});

@@ -101,9 +101,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
+    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
     outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
     health,
-    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
   });
   const limiter =
     config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
@@ -135,8 +135,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     metrics: requests,
     gate,
     ops,
-    tracing,
     receipts,
+    tracing,
   });
   try {
     await shadow?.ready;

@@ -9,11 +9,11 @@ import type { Gate } from '../access/gate.js';
 import type { RequestMetrics } from '../observe/metrics.js';
 import { opsPath } from '../observe/ops-endpoints.js';
 import type { OpsEndpoints } from '../observe/ops-endpoints.js';
-import type { Tracing } from '../observe/trace-context.js';
 import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
 import type { DeliveryReceipts } from '../outbox/delivery-receipts.js';
 import { RequestTooLargeError } from '../errors/errors.js';
 import { readBody } from './body.js';
+import type { Tracing } from '../observe/trace-context.js';
 import { isStreamed } from '../reply/reply.js';
 import { HttpExchange } from './http-exchange.js';
 import type { Logger } from '../logging/logger.js';
@@ -41,10 +41,10 @@ export interface ServerHooks {
   /** Access rules and rate limits, run before dispatch; null or disabled = skipped. */
   readonly gate?: Gate | null;
   readonly ops?: OpsEndpoints;
-  /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
-  readonly tracing?: Tracing | null;
   /** The SMS gateway's delivery receipts, at their own path (SIS_SMS_RECEIPT_PATH); null = none. */
   readonly receipts?: DeliveryReceipts | null;
+  /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing?: Tracing | null;
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };

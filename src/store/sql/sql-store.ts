@@ -140,16 +140,16 @@ export class SqlStore implements ServiceStore {
     return this.#outbox.outboxCounts();
   }
 
-  outboxBacklog(): Promise<OutboxBacklog> {
-    return this.#outbox.outboxBacklog();
-  }
-
   recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'> {
     return this.#outbox.recordReceipt(receipt);
   }
 
   deliveryRates(since: Date, top: number): Promise<DeliveryRates> {
     return this.#outbox.deliveryRates(since, top);
+  }
+
+  outboxBacklog(): Promise<OutboxBacklog> {
+    return this.#outbox.outboxBacklog();
   }
 
   studentsOfSchool(schoolBaseUrl: string, showActive: string): Promise<readonly StudentRecord[]> {

@@ -68,6 +68,7 @@ export class SmsGuard {
   readonly #blocks: BlockedRangeCache | null;
   readonly #trusted: BlockList | null;
   readonly #monitored: ReadonlySet<RefusalReason>;
+  readonly #monitorPhone: boolean;
   #loading: Promise<void> | null = null;
   #addressKey: Promise<string> | null = null;
   #budgetReached = false;
@@ -81,6 +82,7 @@ export class SmsGuard {
         : new BlockedRangeCache(options.store, (err) => options.log.debug({ err }, 'blocked SMS ranges not read yet'));
     this.#trusted = networkList(options.rules.trustedAddresses);
     this.#monitored = options.rules.monitored;
+    this.#monitorPhone = this.#monitored.has('phone-hourly');
     this.tally = new RefusalTally(options.store, options.log);
   }
 
@@ -156,7 +158,7 @@ export class SmsGuard {
       counters: answer === 'unavailable' ? counters : [],
       test: false,
       repeatMs: rules.repeatMs,
-      monitorPhone: this.#monitored.has('phone-hourly'),
+      monitorPhone: this.#monitorPhone,
       settle: async (outcome) => {
         if (outcome?.accepted === true) {
           if (outcome.repeat === true) {

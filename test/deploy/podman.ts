@@ -85,6 +85,8 @@ export function buildImage(): Promise<void> {
       : [];
     // --format docker keeps HEALTHCHECK (the OCI format has no such field).
     await podman(['build', '--format', 'docker', '--pull=never', ...ca, '-t', IMAGE, repoRoot], 1_200_000);
+    // Earlier builds' untagged images (about 2 GB a build of changed sources); this build's stay, as its cache.
+    await podmanStatus(['image', 'prune', '-f', '--filter', 'until=30m']);
   })();
   return built;
 }

@@ -92,7 +92,7 @@ export class SqlOutbox implements OutboxStore {
             test: 1,
           })
           .execute();
-      return { accepted: true };
+      return ACCEPTED;
     }
     // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
     // (SQLite's immediate transaction already serialises every writer.)

@@ -197,7 +197,8 @@ function forwardedHeaders(request: ForwardRequest): string[] {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
-    if (NOT_FORWARDED.has(lower) || lower === 'x-shadow-copy') continue;
+    // Our own headers are ours: a copy says so afresh, a tester's routing is not the legacy's business.
+    if (NOT_FORWARDED.has(lower) || lower === 'x-shadow-copy' || lower === 'x-shadow-route') continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;

@@ -12,6 +12,8 @@ import type { Exchange } from './exchange.js';
 import { HTTP_GET } from './http-get.js';
 import { HTTP_POST } from './http-post.js';
 import type { ServiceRoutes } from './service-routes.js';
+import { parseMediaType } from './content-type.js';
+import { decodeAction } from './soap-envelope.js';
 import { firstGuess, SOAP11, SOAP12 } from './soap.js';
 
 /**
@@ -105,4 +107,23 @@ function find(ex: Exchange, sets: RouteSets): Route | null {
   if (opPath !== '' && method === 'GET') return set.httpGet.get(opPath) ?? set.unknownGet;
   if (opPath !== '' && method === 'POST') return set.httpPost.get(opPath) ?? set.unknownPost;
   return set.notAFormat;
+}
+
+/**
+ * The operation a request names before its body is read: the route's (HTTP GET and POST), or the
+ * one its SOAP action names (SOAPAction in 1.1, the Content-Type's `action` in 1.2), which is how
+ * ASMX routes SOAP when it can. Null when neither names one of the file's (the body element then
+ * decides). For those who must choose before the body (the shadow's mode), not for dispatch.
+ */
+export function namedOperation(ex: Exchange, route: Route): Operation | null {
+  if (route.operation !== null || (route.binding !== SOAP11 && route.binding !== SOAP12)) return route.operation;
+  const raw =
+    route.binding === SOAP11
+      ? unquote(ex.header('soapaction') ?? '')
+      : (parseMediaType(ex.header('content-type')).param('action') ?? '');
+  return raw === '' ? null : (route.service.byAction.get(decodeAction(raw)) ?? null);
+}
+
+function unquote(value: string): string {
+  return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }

@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'shadow',
-    summary: 'report (or reset) the comparisons with the legacy service',
+    summary: 'report the comparisons with the legacy service, accept known differences, gate the cut-over',
     load: async () => (await import('./shadow-command.js')).shadowCommand,
   },
   {

@@ -151,9 +151,10 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
 export function shadowSettings(r: SettingReader) {
   const mode = r.read('SIS_SHADOW');
   const legacyUrl = r.read('SIS_LEGACY_URL');
-  if (mode !== 'off' && legacyUrl === null && !r.problems.some((p) => p.startsWith('SIS_LEGACY_URL')))
+  const on = mode.default !== 'off' || mode.overrides.some(([, m]) => m !== 'off');
+  if (on && legacyUrl === null && !r.problems.some((p) => p.startsWith('SIS_LEGACY_URL')))
     r.problems.push(
-      `SIS_LEGACY_URL: required when SIS_SHADOW=${mode} (the legacy service's base URL, e.g. http://old-host/SchoolService/)`,
+      `SIS_LEGACY_URL: required when SIS_SHADOW is not off (the legacy service's base URL, e.g. http://old-host/SchoolService/)`,
     );
   return {
     shadow: {
@@ -166,6 +167,9 @@ export function shadowSettings(r: SettingReader) {
       fallback: r.read('SIS_SHADOW_FALLBACK'),
       keep: r.read('SIS_SHADOW_KEEP'),
       retentionMs: r.read('SIS_SHADOW_RETENTION_MS'),
+      recheck: r.read('SIS_SHADOW_RECHECK'),
+      listOrder: r.read('SIS_SHADOW_LIST_ORDER'),
+      routeFrom: r.read('SIS_SHADOW_ROUTE_FROM'),
     },
   } satisfies Partial<Config>;
 }

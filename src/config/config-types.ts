@@ -26,6 +26,7 @@ export interface OutboxSettings {
 
 /** Running beside the legacy service (docs/migrating.md); mode `off` leaves the rest unused. */
 export interface ShadowSettings {
+  /** The default mode and its overrides by operation or service file (checked against the contract at start). */
   readonly mode: SettingValue<'SIS_SHADOW'>;
   /** The legacy service's base URL, with a trailing slash; null only when the mode is off. */
   readonly legacyUrl: string | null;
@@ -41,6 +42,12 @@ export interface ShadowSettings {
   readonly keep: number;
   /** 0: kept forever. */
   readonly retentionMs: number;
+  /** A read compared different is asked of the legacy once more (noisy or different). */
+  readonly recheck: boolean;
+  /** List items in another order: reported (an `order` difference) or ignored. */
+  readonly listOrder: SettingValue<'SIS_SHADOW_LIST_ORDER'>;
+  /** Addresses and CIDR blocks whose X-Shadow-Route is honoured, as `addr/prefix`. */
+  readonly routeFrom: readonly string[];
 }
 
 export interface Config {

@@ -252,3 +252,40 @@ export function splitList(raw: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
 }
+
+/** Beside the legacy service (src/shadow): a request's mode. */
+export type ShadowMode = 'off' | 'legacy' | 'compare';
+const SHADOW_MODES: readonly ShadowMode[] = ['off', 'legacy', 'compare'];
+
+/** SIS_SHADOW as written: the default mode and each `name=mode` (names checked against the contract at start). */
+export interface ShadowModeSpec {
+  readonly default: ShadowMode;
+  readonly overrides: readonly (readonly [string, ShadowMode])[];
+}
+
+/** `legacy,GetTokenDevice=off,NotificationNotes=compare`: a default, then overrides by operation or service file. */
+export function parseShadowModes(raw: string): Parsed<ShadowModeSpec> {
+  const [first, ...rest] = raw.split(',').map((part) => part.trim());
+  // Modes in any case, as the other choices; names as written (an operation's is case-sensitive).
+  const modeText = (text: string): string => text.toLowerCase();
+  const defaultMode = modeText(first!);
+  if (!isShadowMode(defaultMode))
+    return { problem: `the first entry is the default mode (off, legacy or compare), not ${JSON.stringify(first)}` };
+  const overrides: [string, ShadowMode][] = [];
+  for (const part of rest) {
+    const eq = part.indexOf('=');
+    const name = part.slice(0, eq).trim();
+    const mode = modeText(part.slice(eq + 1).trim());
+    if (eq <= 0 || name === '')
+      return { problem: `each override is NAME=MODE (an operation or a service file), not ${JSON.stringify(part)}` };
+    if (!isShadowMode(mode))
+      return { problem: `the mode of ${name} is off, legacy or compare, not ${JSON.stringify(mode)}` };
+    if (overrides.some(([n]) => n.toLowerCase() === name.toLowerCase())) return { problem: `${name} is given twice` };
+    overrides.push([name, mode]);
+  }
+  return { value: { default: defaultMode, overrides } };
+}
+
+function isShadowMode(value: string): value is ShadowMode {
+  return (SHADOW_MODES as readonly string[]).includes(value);
+}

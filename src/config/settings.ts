@@ -22,6 +22,7 @@ import {
   parseApiKeys,
   parseCidrList,
   parseRateLimit,
+  parseShadowModes,
   parseWorkers,
   publicUrl,
   redisUrl,
@@ -424,10 +425,16 @@ export const SETTINGS = defineSettings([
   },
   {
     name: 'SIS_SHADOW',
-    kind: oneOf(['off', 'compare', 'legacy']),
+    kind: parsed(parseShadowModes, { default: 'off', overrides: [] }),
     default: 'off',
     meaning:
-      'off; compare (we answer, the legacy gets a copy); legacy (the legacy answers, ours is computed and compared)',
+      'off; compare (we answer, the legacy gets a copy); legacy (the legacy answers, ours is computed and compared); then NAME=MODE overrides per operation or service file',
+  },
+  {
+    name: 'SIS_SHADOW_ROUTE_FROM',
+    kind: parsed(parseCidrList, []),
+    default: '',
+    meaning: 'addresses or CIDR blocks whose X-Shadow-Route header (ours or legacy) routes their own request',
   },
   { name: 'SIS_SHADOW_SAMPLE', kind: fraction, default: '1', meaning: 'fraction of requests compared (0 to 1)' },
   {
@@ -465,6 +472,18 @@ export const SETTINGS = defineSettings([
     kind: int(0, MAX_RETENTION_MS),
     default: '604800000',
     meaning: 'how long shadow examples and counts are kept (7 days; AuthCode phones and codes masked)',
+  },
+  {
+    name: 'SIS_SHADOW_RECHECK',
+    kind: bool,
+    default: 'on',
+    meaning: 'a read compared different is asked of the legacy once more: noisy where the legacy moves',
+  },
+  {
+    name: 'SIS_SHADOW_LIST_ORDER',
+    kind: oneOf(['report', 'ignore']),
+    default: 'report',
+    meaning: 'the same list items in another order: an order difference (report) or nothing (ignore)',
   },
 ]);
 

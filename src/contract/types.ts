@@ -24,6 +24,12 @@ export interface ParamSpec {
 export interface StructSpec {
   readonly name: string;
   readonly fields: readonly string[];
+  /**
+   * The field that tells one item of a list of it from another (StudentInfo's `id_student`): beside
+   * the legacy service, list items are paired by it, so one student missing is one difference and
+   * the same students in another order are an `order` difference (src/shadow). None: by position.
+   */
+  readonly key?: string;
 }
 
 /** The .NET return type: void, a simple type of the table (scalars.ts), T[] (a list of a struct) or a struct. */

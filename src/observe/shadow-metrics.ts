@@ -20,7 +20,7 @@ export class ShadowMetrics {
   constructor(registry: Registry) {
     this.#comparisons = new Counter({
       name: 'sis_shadow_comparisons_total',
-      help: 'Answers compared with the legacy service, by service file, operation, binding and result (identical, equivalent, different, legacy-failed, skipped).',
+      help: 'Answers compared with the legacy service, by service file, operation, binding and result (identical, equivalent, accepted, noisy, different, legacy-failed, skipped).',
       labelNames: ['service', 'operation', 'binding', 'result'],
       registers: [registry],
     });

@@ -8,6 +8,7 @@ import type { OperationContext } from './context.js';
 export const StudentInfo = {
   name: 'StudentInfo',
   fields: ['id_student', 'fullName', 'id_device', 'ShowActive'],
+  key: 'id_student',
 } as const satisfies StructSpec;
 
 export const GetStudentSchool = defineOperation({

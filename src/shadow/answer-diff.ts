@@ -5,17 +5,17 @@
  * set aside (and HTML error pages compared by status and content type only: ours are not the
  * legacy framework's). Anything else is `different`, with the paths where the answers part.
  */
-import { createHash } from 'node:crypto';
 import type { ShadowPath } from '../store/shadow-types.js';
 import type { Captured } from './capture.js';
 import { clip, diffTrees, MAX_PATHS } from './xml-diff.js';
+import type { ListPairing } from './xml-diff.js';
 import { parseTree } from '../xml/xml-tree.js';
 
 export type Comparison =
   | { readonly result: 'identical' | 'equivalent' }
-  | { readonly result: 'different'; readonly paths: readonly ShadowPath[]; readonly kind: string };
+  | { readonly result: 'different'; readonly paths: readonly ShadowPath[] };
 
-export function compareAnswers(legacy: Captured, ours: Captured, metadata: boolean): Comparison {
+export function compareAnswers(legacy: Captured, ours: Captured, metadata: boolean, lists: ListPairing): Comparison {
   if (
     legacy.status === ours.status &&
     legacy.contentType === ours.contentType &&
@@ -30,25 +30,19 @@ export function compareAnswers(legacy: Captured, ours: Captured, metadata: boole
     paths.push({ path: 'header:Content-Type', legacy: legacy.contentType, ours: ours.contentType });
   if (normalHeader(legacy.cacheControl) !== normalHeader(ours.cacheControl))
     paths.push({ path: 'header:Cache-Control', legacy: legacy.cacheControl, ours: ours.cacheControl });
-  if (!isHtmlError(legacy) || !isHtmlError(ours)) paths.push(...bodyPaths(legacy.body, ours.body, metadata));
+  if (!isHtmlError(legacy) || !isHtmlError(ours)) paths.push(...bodyPaths(legacy.body, ours.body, metadata, lists));
   if (paths.length === 0) return { result: 'equivalent' };
-  return { result: 'different', paths: paths.slice(0, MAX_PATHS), kind: kindOf(paths) };
+  return { result: 'different', paths: paths.slice(0, MAX_PATHS) };
 }
 
-/** The kind of a difference: its paths without positions, so the same fault in every row is one kind. */
-export function kindOf(paths: readonly ShadowPath[]): string {
-  const shapes = [...new Set(paths.map((p) => p.path.replace(/\[\d+\]/g, '')))].sort();
-  return createHash('sha256').update(shapes.join('\n')).digest('hex').slice(0, 16);
-}
-
-function bodyPaths(legacyBody: Buffer, ourBody: Buffer, metadata: boolean): ShadowPath[] {
+function bodyPaths(legacyBody: Buffer, ourBody: Buffer, metadata: boolean, lists: ListPairing): ShadowPath[] {
   if (legacyBody.equals(ourBody)) return [];
   const value = metadata ? setAddressAside : undefined;
   const a = text(legacyBody);
   const b = text(ourBody);
   const x = parseTree(a, value === undefined ? {} : { value });
   const y = parseTree(b, value === undefined ? {} : { value });
-  if (x !== null && y !== null) return diffTrees(x, y);
+  if (x !== null && y !== null) return diffTrees(x, y, lists);
   const left = layoutFree(metadata ? setAddressAside(a) : a);
   const right = layoutFree(metadata ? setAddressAside(b) : b);
   if (left === right) return [];

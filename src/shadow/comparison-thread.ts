@@ -4,24 +4,34 @@
  * batches too, one message per turn of this thread's event loop rather than one per exchange.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { AcceptRule } from './accepted.js';
 import type { CompareJob, Verdict } from './in-process-comparer.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import type { LegacyClientOptions } from './legacy-client.js';
 import { LegacyClient } from './legacy-client.js';
+import type { ListPairing } from './xml-diff.js';
 
 export interface WorkerSettings {
   readonly legacyUrl: string;
   readonly client: LegacyClientOptions;
+  readonly lists: ListPairing;
+  readonly recheck: boolean;
 }
 
-export type JobMessage = readonly { readonly id: number; readonly job: CompareJob }[];
+/** Jobs, or the accepted differences from now on. */
+export type JobMessage =
+  readonly { readonly id: number; readonly job: CompareJob }[] | { readonly rules: readonly AcceptRule[] };
 /** Verdicts, or `ready` once, when this thread has loaded and takes jobs. */
 export type VerdictMessage = readonly { readonly id: number; readonly verdict: Verdict }[] | 'ready';
 
 const port = parentPort;
 if (port === null) throw new Error('comparison-thread.js runs as a worker thread (see threaded-comparer.ts)');
 const settings = workerData as WorkerSettings;
-const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client));
+const comparer = new InProcessComparer(
+  new LegacyClient(settings.legacyUrl, settings.client),
+  settings.lists,
+  settings.recheck,
+);
 
 const SKIPPED: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 
@@ -32,8 +42,9 @@ const send = (): void => {
   port.postMessage(batch satisfies VerdictMessage);
 };
 
-port.on('message', (jobs: JobMessage) => {
-  for (const { id, job } of jobs) {
+port.on('message', (message: JobMessage) => {
+  if ('rules' in message) return comparer.setRules(message.rules);
+  for (const { id, job } of message) {
     void comparer
       .compare(revive(job))
       // A comparison that fails (a bug of ours) is skipped and told, not the end of this thread.

@@ -4,12 +4,16 @@
  * `ThreadedComparer` (threaded-comparer.ts) hands it to a worker thread, so the HTTP client and the
  * comparison cost the thread that answers clients almost nothing.
  */
+import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
-import type { JudgedExchange, Judgement } from './judgement.js';
-import { judge } from './judgement.js';
+import type { JudgedExchange, Judgement, JudgeRules } from './judgement.js';
+import type { ListPairing } from './xml-diff.js';
+import { judge, recheckNoise } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
 
 export interface CompareJob {
+  /** Our answer's labels (those of the metrics and the access log). */
+  readonly labels: ComparisonLabels;
   readonly forward: ForwardRequest;
   /** The request as an example shows it (its URL as the client sent it). */
   readonly url: string;
@@ -38,11 +42,25 @@ export interface Comparer {
    * comparison would fail at once (legacy-failed), so the caller counts it so without a job.
    */
   paused(): boolean;
+  /** The accepted differences from now on (they change while the service runs). */
+  setRules(rules: readonly AcceptRule[]): void;
   close(): Promise<void>;
 }
 
 export class InProcessComparer implements Comparer {
-  constructor(private readonly legacy: LegacyClient) {}
+  #rules: JudgeRules;
+
+  constructor(
+    private readonly legacy: LegacyClient,
+    lists: ListPairing,
+    recheck: boolean,
+  ) {
+    this.#rules = { accept: [], lists, recheck };
+  }
+
+  setRules(accept: readonly AcceptRule[]): void {
+    this.#rules = { ...this.#rules, accept };
+  }
 
   async ready(): Promise<void> {}
 
@@ -50,12 +68,17 @@ export class InProcessComparer implements Comparer {
     const result = await this.legacy.send(job.forward);
     const { forward } = job;
     const exchange: JudgedExchange = {
+      labels: job.labels,
       request: { method: forward.method, url: job.url, rawHeaders: forward.rawHeaders, body: forward.body },
       ours: job.ours,
       metadata: job.metadata,
       personal: job.personal,
     };
-    const verdict = { judgement: judge(result, exchange), seconds: result.ok ? result.answer.seconds : result.seconds };
+    const rules = this.#rules;
+    const judgement = await recheckNoise(judge(result, exchange, rules), result, exchange, rules, forward.write, () =>
+      this.legacy.send(forward),
+    );
+    const verdict = { judgement, seconds: result.ok ? result.answer.seconds : result.seconds };
     const pausedMs = result.ok ? 0 : this.legacy.pausedForMs();
     return pausedMs > 0 ? { ...verdict, pausedMs } : verdict;
   }

@@ -26,6 +26,11 @@ export interface ForwardRequest {
   readonly clientAddress: string | undefined;
   /** A write (AuthCode): never sent twice, so a reused connection reset is not retried. */
   readonly write: boolean;
+  /**
+   * A copy (compare mode, a recheck): sent with `X-Shadow-Copy: 1`, so the legacy service's own
+   * logs and counters can tell copies from its clients' requests.
+   */
+  readonly copy: boolean;
 }
 
 export interface LegacyAnswer {
@@ -192,7 +197,8 @@ function forwardedHeaders(request: ForwardRequest): string[] {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
-    if (NOT_FORWARDED.has(lower)) continue;
+    // Our own headers are ours: a copy says so afresh, a tester's routing is not the legacy's business.
+    if (NOT_FORWARDED.has(lower) || lower === 'x-shadow-copy' || lower === 'x-shadow-route') continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;
@@ -203,6 +209,7 @@ function forwardedHeaders(request: ForwardRequest): string[] {
   if (client !== undefined) forwardedFor = forwardedFor === undefined ? client : `${forwardedFor}, ${client}`;
   if (forwardedFor !== undefined) headers.push('X-Forwarded-For', forwardedFor);
   if (request.body !== null) headers.push('Content-Length', String(request.body.length));
+  if (request.copy) headers.push('X-Shadow-Copy', '1');
   return headers;
 }
 

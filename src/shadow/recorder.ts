@@ -15,6 +15,14 @@ import type { ShadowCount, ShadowDifference, ShadowResult, ShadowStore } from '.
  */
 export type BindingLabel = BindingName | 'metadata';
 
+/** What a comparison is counted under: its labels, and the mode it was taken in. */
+export interface CountLabels {
+  readonly service: string | null;
+  readonly operation: string | null;
+  readonly binding: BindingLabel;
+  readonly mode: 'legacy' | 'compare';
+}
+
 /** Examples of one operation, binding and kind of difference, at most. */
 export const PER_KIND = 20;
 /** Keeps in progress at once; beyond, a difference is counted but not kept. */
@@ -27,6 +35,8 @@ export interface RecorderOptions {
 
 export class ShadowRecorder {
   #counts = new Map<string, { -readonly [K in keyof ShadowCount]: ShadowCount[K] }>();
+  /** Comparisons each accepted difference's rule matched since the last flush, by rule id. */
+  #hits = new Map<number, number>();
   #full = new Set<string>();
   #keeping = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -51,30 +61,32 @@ export class ShadowRecorder {
     await this.flush();
   }
 
-  count(
-    service: string | null,
-    operation: string | null,
-    binding: BindingLabel,
-    result: ShadowResult,
-    kind: string | null = null,
-  ): void {
+  count(labels: CountLabels, result: ShadowResult, kind: string | null = null): void {
+    const { service, operation, binding, mode } = labels;
     this.metrics?.compared(service, operation, binding, result);
-    const key = `${service ?? ''}\u0000${operation ?? ''}\u0000${binding}\u0000${result}\u0000${kind ?? ''}`;
+    const key = `${service ?? ''}\u0000${operation ?? ''}\u0000${binding}\u0000${mode}\u0000${result}\u0000${kind ?? ''}`;
     const row = this.#counts.get(key);
     if (row !== undefined) row.count++;
-    else this.#counts.set(key, { service, operation, binding, result, kind, count: 1 });
+    else this.#counts.set(key, { service, operation, binding, mode, result, kind, count: 1 });
+  }
+
+  ruleHits(ids: readonly number[]): void {
+    for (const id of ids) this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
   }
 
   legacyAnswered(seconds: number): void {
     this.metrics?.legacyAnswered(seconds);
   }
 
-  /** Counts the difference and keeps it as an example when there is room (`example` is built only then). */
+  /** Counts the difference (or noise) and keeps it as an example when there is room (`example` is built only then). */
   different(
-    difference: Omit<ShadowDifference, 'example' | 'binding'> & { readonly binding: BindingLabel },
+    labels: CountLabels,
+    kind: string,
     example: () => ShadowDifference['example'],
+    result: 'different' | 'noisy' = 'different',
   ): void {
-    this.count(difference.service, difference.operation, difference.binding, 'different', difference.kind);
+    this.count(labels, result, kind);
+    const difference = { service: labels.service, operation: labels.operation, binding: labels.binding, kind };
     const store = this.store;
     const kindKey = `${difference.service ?? ''}\u0000${difference.operation ?? ''}\u0000${difference.binding}\u0000${difference.kind}`;
     if (store === null || this.#full.has(kindKey) || this.#keeping >= MAX_KEEPING || this.options.keep === 0) return;
@@ -103,9 +115,13 @@ export class ShadowRecorder {
     // Kinds full at the last look may have room again (retention, `sis shadow reset`).
     this.#full.clear();
     const store = this.store;
-    if (store === null || this.#counts.size === 0) return;
+    if (store === null || (this.#counts.size === 0 && this.#hits.size === 0)) return;
     const taken = this.#counts;
     this.#counts = new Map();
+    // Hits are a rule's tally for an operator, not a record: lost, not retried, if the write fails.
+    const hits = this.#hits;
+    this.#hits = new Map();
+    store.addRuleHits(hits).catch((err: unknown) => this.log.warn({ err }, 'shadow: rule hits could not be stored'));
     try {
       await store.addCounts(new Date(), [...taken.values()]);
       if (this.#failing) this.log.info('shadow: comparison counts are stored again');

@@ -17,6 +17,8 @@
 import { withTraceparent } from '../observe/trace-context.js';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import type { Outcome } from '../bindings/exchange.js';
+import { performance } from 'node:perf_hooks';
+import { namedOperation } from '../bindings/route.js';
 import type { Route } from '../bindings/route.js';
 import type { Reply } from '../reply/reply.js';
 import type { ShadowSettings } from '../config/config.js';
@@ -26,14 +28,20 @@ import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
 import type { Comparer } from './in-process-comparer.js';
 import { Failover } from './failover.js';
-import type { Judgement } from './judgement.js';
-import { judge } from './judgement.js';
+import type { Judgement, JudgeRules } from './judgement.js';
+import { judge, recheckNoise } from './judgement.js';
 import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
-import type { BindingLabel, ShadowRecorder } from './recorder.js';
+import type { CountLabels, ShadowRecorder } from './recorder.js';
+import { modeOf } from './modes.js';
+import type { ModeTable, ShadowMode } from './modes.js';
 import { passThrough } from './pass-through.js';
 
 export interface ShadowParts {
   readonly settings: ShadowSettings;
+  /** The mode of each operation and service file (SIS_SHADOW). */
+  readonly modes: ModeTable;
+  /** Whether a client address may route its own request (X-Shadow-Route); absent: nobody may. */
+  readonly trusted?: (address: string) => boolean;
   readonly basePath: string;
   /** Ours, as the client gets it. */
   readonly dispatcher: Dispatcher;
@@ -45,18 +53,16 @@ export interface ShadowParts {
   readonly comparer: Comparer;
   readonly recorder: ShadowRecorder;
   readonly log: Logger;
+  /** The accepted differences now, and how list items pair (legacy mode judges on this thread). */
+  readonly rules: () => JudgeRules;
   /** Told of each fail-over (the metric). */
   readonly failedOver?: (answer: 'ours' | 'bad-gateway') => void;
   /** Whether this request is compared (SIS_SHADOW_SAMPLE); injectable for tests. */
   readonly sampled?: () => boolean;
 }
 
-/** Labels of one comparison: those of our answer (as metrics and the access log), else of the route. */
-interface Labels {
-  readonly service: string | null;
-  readonly operation: string | null;
-  readonly binding: BindingLabel;
-}
+/** Labels of one comparison: those of our answer (as metrics and the access log), else of the route; and its mode. */
+type Labels = CountLabels;
 
 /** What a comparison with a legacy left alone for refusing connections comes to (see Comparer.paused). */
 const LEGACY_REFUSING: Judgement = { result: 'legacy-failed', kind: null, example: null };
@@ -84,7 +90,42 @@ export class ShadowDispatcher {
     // Not under the base path: the legacy service has nothing there.
     if (!ex.url.startsWith(basePath)) return dispatcher.dispatch(ex);
     const route = dispatcher.route(ex);
-    return this.parts.settings.mode === 'legacy' ? this.legacyAnswers(ex, route) : this.compare(ex, route);
+    const mode = this.modeOf(ex, route);
+    if (mode === 'off') return dispatcher.dispatch(ex);
+    return mode === 'legacy' ? this.legacyAnswers(ex, route) : this.compare(ex, route);
+  }
+
+  /**
+   * The request's mode: a tester's X-Shadow-Route (`ours`: ours alone; `legacy`: the legacy
+   * answers) from a trusted address, else its operation's, its service file's or the default
+   * (SIS_SHADOW). The header from anyone else is ignored, and logged.
+   */
+  private modeOf(ex: HttpExchange, route: Route | null): ShadowMode {
+    const wanted = ex.header('x-shadow-route');
+    if (wanted !== undefined) {
+      const trusted = this.parts.trusted?.(ex.clientAddress) === true;
+      if (trusted && (wanted === 'ours' || wanted === 'legacy')) return wanted === 'ours' ? 'off' : 'legacy';
+      this.#ignoredRoute(ex.clientAddress, wanted, trusted);
+    }
+    const { modes } = this.parts;
+    // One mode for all (no overrides): nothing of the request to look at.
+    if (modes.services.size === 0 && modes.operations.size === 0) return modes.default;
+    const operation = route === null ? null : (namedOperation(ex, route)?.name ?? null);
+    return modeOf(modes, route?.service.name ?? null, operation);
+  }
+
+  /** Once a minute at most: a header ignored is worth a line, not a line per request. */
+  #ignoredAt = -Infinity;
+  #ignoredRoute(address: string, wanted: string, trusted: boolean): void {
+    const now = performance.now();
+    if (now - this.#ignoredAt < 60_000) return;
+    this.#ignoredAt = now;
+    this.parts.log.warn(
+      { client: address, value: wanted.slice(0, 40) },
+      trusted
+        ? 'shadow: X-Shadow-Route ignored: it is ours or legacy'
+        : 'shadow: X-Shadow-Route ignored: the caller is not in SIS_SHADOW_ROUTE_FROM (further ones are not logged for a minute)',
+    );
   }
 
   /** A comparison may start: sampled, and under the in-flight cap. */
@@ -139,7 +180,8 @@ export class ShadowDispatcher {
     // A body we refused, or an answer too large to compare: the legacy service is not asked.
     if (body === undefined || ours === null) return this.skipped(labels);
     const verdict = await this.parts.comparer.compare({
-      forward: this.forwardOf(ex, route, body),
+      labels,
+      forward: this.forwardOf(ex, route, body, true),
       url: ex.url,
       ours,
       metadata: labels.binding === 'metadata',
@@ -167,14 +209,14 @@ export class ShadowDispatcher {
     const compared = this.admitted();
     if (!compared) this.skipped(labels);
     const ours = compared ? this.ours(dryRun, ex) : null;
-    const result = await this.send(ex, route, body);
+    const result = await this.send(ex, route, body, false);
     if (ours !== null) {
       ours
         .then(({ outcome, captured }) => this.record(ex, body, withOperation(labels, outcome), result, captured, route))
         .catch((err: unknown) => this.parts.log.error({ err }, 'shadow: a comparison failed'))
         .finally(() => this.#inFlight--);
     } else if (!result.ok) {
-      this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'legacy-failed');
+      this.parts.recorder.count(labels, 'legacy-failed');
     }
     if (result.ok) {
       this.#failover.answered();
@@ -197,13 +239,14 @@ export class ShadowDispatcher {
     );
   }
 
-  private async send(ex: HttpExchange, route: Route | null, body: Buffer | null): Promise<LegacyResult> {
-    const result = await this.parts.legacy.send(this.forwardOf(ex, route, body));
+  private async send(ex: HttpExchange, route: Route | null, body: Buffer | null, copy: boolean): Promise<LegacyResult> {
+    const result = await this.parts.legacy.send(this.forwardOf(ex, route, body, copy));
     this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
     return result;
   }
 
-  private forwardOf(ex: HttpExchange, route: Route | null, body: Buffer | null): ForwardRequest {
+  /** The request as the legacy gets it; a `copy` (compare mode, a recheck) says so in X-Shadow-Copy. */
+  private forwardOf(ex: HttpExchange, route: Route | null, body: Buffer | null, copy: boolean): ForwardRequest {
     return {
       method: ex.method,
       // Appended to SIS_LEGACY_URL: the target below SIS_BASE_PATH.
@@ -213,33 +256,44 @@ export class ShadowDispatcher {
       body,
       clientAddress: ex.peerAddress,
       write: route?.writes === true,
+      copy,
     };
   }
 
-  /** Legacy mode: our answer, computed here, judged here (a file that writes has its phones and codes masked). */
-  private record(
+  /**
+   * Legacy mode: our answer, computed here, judged here (a file that writes has its phones and
+   * codes masked); a read judged different is asked of the legacy once more (recheckNoise).
+   */
+  private async record(
     ex: HttpExchange,
     body: Buffer | null,
     labels: Labels,
     result: LegacyResult,
     ours: Captured | null,
     route: Route | null,
-  ): void {
+  ): Promise<void> {
     const request = { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body };
     const metadata = labels.binding === 'metadata';
-    this.apply(labels, judge(result, { request, ours, metadata, personal: route?.service.writes === true }));
+    const personal = route?.service.writes === true;
+    const exchange = { labels, request, ours, metadata, personal };
+    const rules = this.parts.rules();
+    const write = route?.writes === true;
+    const judged = await recheckNoise(judge(result, exchange, rules), result, exchange, rules, write, () =>
+      this.send(ex, route, body, true),
+    );
+    this.apply(labels, judged);
   }
 
   private skipped(labels: Labels): void {
-    this.parts.recorder.count(labels.service, labels.operation, labels.binding, 'skipped');
+    this.parts.recorder.count(labels, 'skipped');
   }
 
   private apply(labels: Labels, judgement: Judgement): void {
-    const { service, operation, binding } = labels;
     const { result, kind, example } = judgement;
-    if (result !== 'different' || kind === null || example === null)
-      return this.parts.recorder.count(service, operation, binding, result);
-    this.parts.recorder.different({ service, operation, binding, kind }, () => example);
+    if (judgement.rules !== undefined) this.parts.recorder.ruleHits(judgement.rules);
+    if ((result !== 'different' && result !== 'noisy') || kind === null || example === null)
+      return this.parts.recorder.count(labels, result);
+    this.parts.recorder.different(labels, kind, () => example, result);
   }
 }
 
@@ -249,6 +303,7 @@ function labelsOf(outcome: Outcome, route: Route | null): Labels {
     service: outcome.service ?? route?.service.name ?? null,
     operation: outcome.operation ?? route?.operation?.name ?? null,
     binding: outcome.binding ?? 'metadata',
+    mode: 'compare',
   };
 }
 
@@ -258,6 +313,7 @@ function routeLabels(route: Route | null): Labels {
     service: route?.service.name ?? null,
     operation: route?.operation?.name ?? null,
     binding: route?.binding?.name ?? 'metadata',
+    mode: 'legacy',
   };
 }
 

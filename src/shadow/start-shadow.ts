@@ -15,11 +15,14 @@ import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { OperationContext } from '../operations/context.js';
 import type { ServiceStore } from '../store/store.js';
 import type { ShadowStore } from '../store/shadow-types.js';
+import { RuleWatch } from './accepted.js';
 import { InProcessComparer } from './in-process-comparer.js';
+import { anyOn, modeTable, trustedAddresses } from './modes.js';
 import { LegacyClient } from './legacy-client.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';
+import type { ListPairing } from './xml-diff.js';
 
 /** Counts are added to the database this often (and at stop): one write per instance, not per request. */
 export const FLUSH_MS = 5000;
@@ -55,8 +58,11 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const store = wiring.store.shadow;
   const step = shadowPruneStep(store, settings.retentionMs);
   if (step !== null) wiring.pruner.addStep(step);
-  if (settings.mode === 'off' || settings.legacyUrl === null) return null;
   const { services, context } = wiring;
+  // A name the contract does not have stops the start, naming the closest.
+  const modes = modeTable(settings.mode, services);
+  if (!anyOn(modes) || settings.legacyUrl === null) return null;
+  const compares = [modes.default, ...modes.services.values(), ...modes.operations.values()].includes('compare');
   const metrics = new ShadowMetrics(wiring.registry);
   const metadata = new MetadataEndpoint(config.namespace);
   // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
@@ -68,42 +74,60 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   };
   const legacy = new LegacyClient(settings.legacyUrl, client);
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
-  const comparer =
-    settings.mode === 'compare'
-      ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client }, log)
-      : new InProcessComparer(legacy);
+  const lists = listPairing(services, settings.listOrder);
+  const { recheck } = settings;
+  const comparer = compares
+    ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists, recheck }, log)
+    : new InProcessComparer(legacy, lists, recheck);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
+  const rules = new RuleWatch(store, log, (current) => comparer.setRules(current));
   const dispatcher = new ShadowDispatcher({
     settings,
+    modes,
+    ...(settings.routeFrom.length === 0 ? {} : { trusted: trustedAddresses(settings.routeFrom) }),
     basePath: config.basePath,
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,
     comparer,
     recorder,
+    rules: () => ({ accept: rules.current, lists, recheck }),
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
   });
   log.info(
     { mode: settings.mode, legacy: new URL(settings.legacyUrl).origin, sample: settings.sample },
-    settings.mode === 'legacy'
+    modes.default === 'legacy'
       ? 'shadow: the legacy service answers clients; ours is computed beside it and compared'
-      : 'shadow: we answer clients; the legacy service gets a copy and the answers are compared',
+      : modes.default === 'compare'
+        ? 'shadow: we answer clients; the legacy service gets a copy and the answers are compared'
+        : 'shadow: beside the legacy service for the operations SIS_SHADOW names',
   );
   return {
     answerer: dispatcher,
     dispatcher,
-    ready: comparer.ready(),
+    ready: Promise.all([comparer.ready(), rules.start()]).then(() => undefined),
     async stop() {
       // Comparisons still waiting for the legacy service end within its time-out: counted, then flushed.
       const until = Date.now() + settings.timeoutMs + 1000;
       while (dispatcher.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      rules.stop();
       await recorder.stop();
       await comparer.close();
       legacy.close();
     },
   };
+}
+
+/** List items are paired by the key their type declares in the contract (StructSpec.key). */
+export function listPairing(services: readonly Service[], order: ListPairing['order']): ListPairing {
+  const keys = new Map<string, string>();
+  for (const service of services)
+    for (const op of service.operations)
+      if (op.result.kind === 'list' && op.result.item.key !== undefined)
+        keys.set(op.result.item.name, op.result.item.key);
+  return { keys, order };
 }
 
 /** The pruner's step for the shadow's records (none when they are kept forever). */

@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.js';
+import type { AcceptRule } from './accepted.js';
 import type { CompareJob, Comparer, Verdict } from './in-process-comparer.js';
 import type { JobMessage, VerdictMessage, WorkerSettings } from './comparison-thread.js';
 
@@ -21,6 +22,8 @@ export class ThreadedComparer implements Comparer {
   #batch: { id: number; job: CompareJob }[] = [];
   /** Until when (performance.now() ms) the worker's legacy client leaves a refusing legacy alone. */
   #pausedUntil = 0;
+  /** The accepted differences, sent to each worker as it starts and whenever they change. */
+  #rules: readonly AcceptRule[] = [];
 
   constructor(
     private readonly settings: WorkerSettings,
@@ -54,6 +57,11 @@ export class ThreadedComparer implements Comparer {
     return this.#pausedUntil > performance.now();
   }
 
+  setRules(rules: readonly AcceptRule[]): void {
+    this.#rules = rules;
+    this.#worker?.postMessage({ rules } satisfies JobMessage);
+  }
+
   async close(): Promise<void> {
     const worker = this.#worker;
     this.#worker = null;
@@ -72,6 +80,7 @@ export class ThreadedComparer implements Comparer {
     const worker = new Worker(new URL('./comparison-thread.js', import.meta.url), { workerData: this.settings });
     // Comparisons never keep the process alive: the server does while it runs.
     worker.unref();
+    if (this.#rules.length > 0) worker.postMessage({ rules: this.#rules } satisfies JobMessage);
     worker.on('message', (verdicts: VerdictMessage) => {
       if (verdicts === 'ready') return;
       for (const { id, verdict } of verdicts) {

@@ -77,6 +77,8 @@ export interface LegacyReplay {
   readonly url: string;
   /** Requests received, by golden case name (`?` for none found), in arrival order. */
   readonly received: string[];
+  /** For each request received, whether it said it is a copy (`X-Shadow-Copy: 1`). */
+  readonly copies: boolean[];
   close(): Promise<void>;
 }
 
@@ -91,7 +93,9 @@ export async function startLegacyReplay(options: ReplayOptions = {}): Promise<Le
   const byKey = new Map<string, GoldenCase>();
   for (const c of goldenCases()) byKey.set(keyOf(c.method, c.path, c.headers, c.body), c);
   const received: string[] = [];
+  const copies: boolean[] = [];
   const server = createServer((req, res) => {
+    copies.push(req.headers['x-shadow-copy'] === '1');
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -122,6 +126,7 @@ export async function startLegacyReplay(options: ReplayOptions = {}): Promise<Le
   return {
     url: `http://127.0.0.1:${port}${LEGACY_BASE}`,
     received,
+    copies,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

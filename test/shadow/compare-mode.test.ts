@@ -55,7 +55,7 @@ const EXPECTED = [
     operation: 'GetStudentSchool',
     paths: [
       {
-        path: '/Envelope/Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo[2]/fullName',
+        path: '/Envelope/Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo[id_student="2"]/fullName',
         legacy: 'Zoe Angstrom',
         ours: 'Zoë Ångström',
       },
@@ -64,7 +64,7 @@ const EXPECTED = [
   {
     binding: 'httpget',
     operation: 'GetStudentSchool',
-    paths: [{ path: '/ArrayOfStudentInfo/StudentInfo[2]/id_device', legacy: null, ours: 'dev-002' }],
+    paths: [{ path: '/ArrayOfStudentInfo/StudentInfo[id_student="2"]/id_device', legacy: null, ours: 'dev-002' }],
   },
   { binding: 'httppost', operation: 'GetTokenDevice', paths: [{ path: 'status', legacy: '500', ours: '200' }] },
 ];
@@ -137,6 +137,14 @@ for (const target of storeTargets) {
         const pagesCounted = report.groups.filter((g) => g.binding === 'metadata');
         assert.ok(pagesCounted.length > 0);
         for (const g of pagesCounted) assert.ok(['identical', 'equivalent'].includes(g.result), JSON.stringify(g));
+      });
+
+      it('marks every copy it sends with X-Shadow-Copy: 1', () => {
+        assert.ok(legacy.copies.length > 0);
+        assert.ok(
+          legacy.copies.every((c) => c),
+          'every request the legacy got is a copy',
+        );
       });
 
       it('never sends AuthCode to the legacy service (counted skipped)', () => {

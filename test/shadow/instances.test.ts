@@ -40,14 +40,23 @@ describe('two instances on one PostgreSQL', { skip: postgresTarget.skip ?? undef
       const cli = await run(['report', '--json'], { SIS_DATABASE_URL: db.url });
       assert.equal(cli.code, 0, cli.err);
       const report = JSON.parse(cli.out) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(report), ['since', 'totals', 'groups', 'differences']);
+      assert.deepEqual(Object.keys(report), ['since', 'totals', 'groups', 'differences', 'noisy']);
       assert.match(String(report['since']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      assert.deepEqual(report['totals'], { identical: 6, equivalent: 0, different: 0, 'legacy-failed': 0, skipped: 0 });
+      assert.deepEqual(report['totals'], {
+        identical: 6,
+        equivalent: 0,
+        accepted: 0,
+        noisy: 0,
+        different: 0,
+        'legacy-failed': 0,
+        skipped: 0,
+      });
       assert.deepEqual(report['groups'], [
         {
           service: 'NotificationNotes',
           operation: 'GetStudentSchool',
           binding: 'httpget',
+          mode: 'compare',
           result: 'identical',
           count: 1,
         },
@@ -55,11 +64,13 @@ describe('two instances on one PostgreSQL', { skip: postgresTarget.skip ?? undef
           service: 'PushNotificationMobile',
           operation: 'GetTokenDevice',
           binding: 'soap11',
+          mode: 'compare',
           result: 'identical',
           count: 5,
         },
       ]);
       assert.deepEqual(report['differences'], []);
+      assert.deepEqual(report['noisy'], []);
 
       const text = await run(['report', '--since', '1h'], { SIS_DATABASE_URL: db.url });
       assert.match(text.out, /identical\t6/);

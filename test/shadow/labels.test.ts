@@ -94,7 +94,8 @@ describe('a text/xml request without SOAPAction, in compare mode', () => {
       }
       const results = new Map(report.groups.map((g) => [g['service'], g['result']]));
       assert.equal(results.get('AuthCodeSending'), 'skipped', 'a write is never sent on');
-      assert.equal(legacy.received.length, 1, 'only the read reached the legacy service');
+      // The read, and once more as it differs (the replay has no capture of it): never the write.
+      assert.equal(legacy.received.length, 2, 'only the read reached the legacy service');
     } finally {
       await server.close();
       await legacy.close();

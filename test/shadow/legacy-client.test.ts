@@ -19,6 +19,7 @@ const REQUEST: ForwardRequest = {
   body: Buffer.from('id=1'),
   clientAddress: '10.0.0.2',
   write: false,
+  copy: false,
 };
 
 async function serve(port: number, answer: string, seen: { url?: string; headers?: IncomingHttpHeaders }[]) {

@@ -91,6 +91,13 @@ for (const target of storeTargets) {
         for (const name of AUTH_CODE_CASES) assert.ok(legacy.received.includes(name), name);
       });
 
+      it("sends clients' requests as they are; only a read's recheck is marked X-Shadow-Copy: 1, never a write", () => {
+        assert.deepEqual(
+          legacy.received.filter((_, i) => legacy.copies[i]),
+          ['soap11_GetTokenDevice_known'],
+        );
+      });
+
       it('validates AuthCode only: no code stored, no SMS queued or sent by us', async () => {
         assert.equal(gateway.received.length, 0);
         const sql = db.sql.bind(db);

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { CompareJob } from '../../src/shadow/in-process-comparer.js';
 import { ThreadedComparer } from '../../src/shadow/threaded-comparer.js';
+import { BY_POSITION } from '../../src/shadow/xml-diff.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { closedPort } from '../helpers/sms-gateway.js';
 
@@ -20,6 +21,7 @@ const log = { error: (_fields: unknown, message: string) => void errors.push(mes
 
 function job(ours: string, body: Buffer | null = null): CompareJob {
   return {
+    labels: { service: 'Svc', operation: 'Op', binding: 'httpget' },
     forward: {
       method: body === null ? 'GET' : 'POST',
       relativeUrl: 'Svc.asmx/Op',
@@ -27,6 +29,7 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
       body,
       clientAddress: '10.0.0.1',
       write: false,
+      copy: true,
     },
     url: '/Svc.asmx/Op',
     ours: { status: 200, contentType: 'text/xml; charset=utf-8', cacheControl: 'private', body: Buffer.from(ours) },
@@ -38,7 +41,7 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
 /** A comparer for `legacyUrl`, started (its worker ready) for `body`, closed after it. */
 async function withComparer(legacyUrl: string, body: (comparer: ThreadedComparer) => Promise<void>): Promise<void> {
   const comparer = new ThreadedComparer(
-    { legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 } },
+    { legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 }, lists: BY_POSITION, recheck: false },
     log,
   );
   try {

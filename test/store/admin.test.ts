@@ -251,7 +251,7 @@ for (const target of storeTargets) {
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column and migration 8's column (its outbox columns went with the table).
+      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column, migration 8's column (its outbox columns went with the table) and migration 9's table.
       await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') {
@@ -264,7 +264,7 @@ for (const target of storeTargets) {
       await db.sql('drop index auth_codes_phone_time');
       await db.sql('drop index auth_codes_created');
       await db.sql('drop table pruned_rows');
-      for (const table of ['shadow_counts', 'shadow_differences']) await db.sql(`drop table ${table}`);
+      for (const table of ['shadow_counts', 'shadow_differences', 'shadow_rules']) await db.sql(`drop table ${table}`);
       for (const table of ['sms_counters', 'sms_refusals', 'sms_blocked_ranges', 'sms_keys'])
         await db.sql(`drop table ${table}`);
       await db.sql('alter table auth_codes drop column country');

@@ -58,11 +58,11 @@ describe('settings', () => {
   });
 
   it('reads only names of the table, each typed by its entry (a typo does not compile)', () => {
-    const r = new SettingReader({ SIS_SHADOW: 'Compare', SIS_MAX_XML_DEPTH: '3' });
+    const r = new SettingReader({ SIS_SHADOW_LIST_ORDER: 'Ignore', SIS_MAX_XML_DEPTH: '3' });
     const port: number = r.read('PORT');
-    const mode: 'off' | 'compare' | 'legacy' = r.read('SIS_SHADOW');
+    const order: 'report' | 'ignore' = r.read('SIS_SHADOW_LIST_ORDER');
     const publicUrl: string | null = r.read('SIS_PUBLIC_URL');
-    assert.deepEqual([port, mode, publicUrl], [8080, 'compare', null]);
+    assert.deepEqual([port, order, publicUrl], [8080, 'ignore', null]);
     // @ts-expect-error: a number setting does not read as text
     const wrong: string = r.read('SIS_MAX_BODY_BYTES');
     assert.equal(wrong, 4194304);

@@ -232,6 +232,53 @@ export const migrations: readonly Migration[] = [
       await db.schema.createIndex('outbox_receipt_at').on('outbox').column('receipt_at').execute();
     },
   },
+  {
+    version: 9,
+    name: 'beside the legacy service: accepted differences, and the mode of each count',
+    async up(db, dialect) {
+      // A rule accepts a kind of difference (its id as the report names it) or a path pattern,
+      // optionally within a service file, operation or binding ('' for any); `hits` adds up the
+      // comparisons it accepted, from every instance.
+      await db.schema
+        .createTable('shadow_rules')
+        .addColumn('id', dialect.ddl.bigint, (c) => dialect.ddl.generatedKey(c))
+        .addColumn('created_at', dialect.ddl.timestamp, (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('service', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('binding', 'text', (c) => c.notNull())
+        .addColumn('note', 'text', (c) => c.notNull())
+        .addColumn('hits', dialect.ddl.bigint, (c) => c.notNull())
+        .execute();
+      // Counts by the mode they were taken in (legacy, compare: per operation since SIS_SHADOW
+      // takes overrides); the key gains it, so the table is made anew ('' for counts before).
+      await db.schema
+        .createTable('shadow_counts_by_mode')
+        .addColumn('bucket', 'text', (c) => c.notNull())
+        .addColumn('service', 'text', (c) => c.notNull())
+        .addColumn('operation', 'text', (c) => c.notNull())
+        .addColumn('binding', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('result', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('count', dialect.ddl.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('shadow_counts_mode_key', [
+          'bucket',
+          'service',
+          'operation',
+          'binding',
+          'mode',
+          'result',
+          'kind',
+        ])
+        .execute();
+      await sql`insert into shadow_counts_by_mode (bucket, service, operation, binding, mode, result, kind, count)
+        select bucket, service, operation, binding, '', result, kind, count from shadow_counts`.execute(db);
+      await db.schema.dropTable('shadow_counts').execute();
+      await db.schema.alterTable('shadow_counts_by_mode').renameTo('shadow_counts').execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -137,8 +137,10 @@ export interface ShadowCountsTable {
   service: string;
   operation: string;
   binding: string;
+  /** The mode it was taken in (legacy, compare); '' for counts from before modes were kept. */
+  mode: string;
   result: string;
-  /** The kind of difference (a digest of its paths) for `different`; '' otherwise. */
+  /** The kind of difference (a digest of its paths) for `different` and `noisy`; '' otherwise. */
   kind: string;
   /** bigint on PostgreSQL: read back as a string. */
   count: number | string;
@@ -153,6 +155,20 @@ export interface ShadowDifferencesTable {
   binding: string;
   kind: string;
   example: string;
+}
+
+/** Accepted differences (`sis shadow accept`): a kind or a path pattern ('' where not given). */
+export interface ShadowRulesTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  kind: string;
+  path: string;
+  service: string;
+  operation: string;
+  binding: string;
+  note: string;
+  /** bigint on PostgreSQL: read back as a string. */
+  hits: number | string;
 }
 
 export interface Database {
@@ -171,4 +187,5 @@ export interface Database {
   sis_data_versions: DataVersionsTable;
   shadow_counts: ShadowCountsTable;
   shadow_differences: ShadowDifferencesTable;
+  shadow_rules: ShadowRulesTable;
 }

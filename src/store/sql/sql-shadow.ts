@@ -13,6 +13,8 @@ import type {
   ShadowExample,
   ShadowKindExample,
   ShadowResult,
+  ShadowRule,
+  ShadowRuleSpec,
   ShadowStore,
 } from '../shadow-types.js';
 
@@ -38,6 +40,7 @@ export class SqlShadow implements ShadowStore {
       service: c.service ?? '',
       operation: c.operation ?? '',
       binding: c.binding,
+      mode: c.mode ?? '',
       result: c.result,
       kind: c.kind ?? '',
       count: c.count,
@@ -48,7 +51,7 @@ export class SqlShadow implements ShadowStore {
         .values(rows)
         .onConflict((oc) =>
           oc
-            .columns(['bucket', 'service', 'operation', 'binding', 'result', 'kind'])
+            .columns(['bucket', 'service', 'operation', 'binding', 'mode', 'result', 'kind'])
             .doUpdateSet({ count: sql`shadow_counts.count + excluded.count` }),
         )
         .execute();
@@ -92,12 +95,13 @@ export class SqlShadow implements ShadowStore {
   async counts(since: Date): Promise<ShadowCount[]> {
     const rows = await this.db
       .selectFrom('shadow_counts')
-      .select(['service', 'operation', 'binding', 'result', 'kind', sql<string | number>`sum(count)`.as('n')])
+      .select(['service', 'operation', 'binding', 'mode', 'result', 'kind', sql<string | number>`sum(count)`.as('n')])
       .where('bucket', '>=', minuteBucket(since))
-      .groupBy(['service', 'operation', 'binding', 'result', 'kind'])
+      .groupBy(['service', 'operation', 'binding', 'mode', 'result', 'kind'])
       .orderBy('service')
       .orderBy('operation')
       .orderBy('binding')
+      .orderBy('mode')
       .orderBy('result')
       .orderBy('kind')
       .execute();
@@ -105,8 +109,29 @@ export class SqlShadow implements ShadowStore {
       service: orNull(r.service),
       operation: orNull(r.operation),
       binding: r.binding,
+      mode: orNull(r.mode),
       result: r.result as ShadowResult,
       kind: orNull(r.kind),
+      count: Number(r.n),
+    }));
+  }
+
+  async hourly(
+    since: Date,
+  ): Promise<{ hour: string; operation: string | null; result: ShadowResult; count: number }[]> {
+    const hour = sql<string>`substr(bucket, 1, 13)`;
+    const rows = await this.db
+      .selectFrom('shadow_counts')
+      .select([hour.as('hour'), 'operation', 'result', sql<string | number>`sum(count)`.as('n')])
+      .where('bucket', '>=', minuteBucket(since))
+      .groupBy([hour, 'operation', 'result'])
+      .orderBy(hour)
+      .orderBy('operation')
+      .execute();
+    return rows.map((r) => ({
+      hour: r.hour,
+      operation: orNull(r.operation),
+      result: r.result as ShadowResult,
       count: Number(r.n),
     }));
   }
@@ -130,6 +155,56 @@ export class SqlShadow implements ShadowStore {
       kind: r.kind,
       example: JSON.parse(r.example) as ShadowExample,
     }));
+  }
+
+  async addRule(rule: ShadowRuleSpec, at: Date): Promise<number> {
+    const row = await this.db
+      .insertInto('shadow_rules')
+      .values({
+        created_at: at.toISOString(),
+        kind: rule.kind ?? '',
+        path: rule.path ?? '',
+        service: rule.service ?? '',
+        operation: rule.operation ?? '',
+        binding: rule.binding ?? '',
+        note: rule.note,
+        hits: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  async rules(): Promise<ShadowRule[]> {
+    const rows = await this.db.selectFrom('shadow_rules').selectAll().orderBy('id').execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      createdAt: new Date(r.created_at).toISOString(),
+      kind: orNull(r.kind),
+      path: orNull(r.path),
+      service: orNull(r.service),
+      operation: orNull(r.operation),
+      binding: orNull(r.binding),
+      note: r.note,
+      hits: Number(r.hits),
+    }));
+  }
+
+  async removeRule(id: number): Promise<boolean> {
+    const removed = await this.db.deleteFrom('shadow_rules').where('id', '=', id).executeTakeFirst();
+    return Number(removed.numDeletedRows) > 0;
+  }
+
+  async addRuleHits(hits: ReadonlyMap<number, number>): Promise<void> {
+    if (hits.size === 0) return;
+    await this.dialect.writeTransaction(this.db, async (trx) => {
+      for (const [id, n] of hits)
+        await trx
+          .updateTable('shadow_rules')
+          .set({ hits: sql`hits + ${n}` })
+          .where('id', '=', id)
+          .execute();
+    });
   }
 
   async reset(): Promise<number> {

@@ -6,6 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DirectAuthCode } from '../sql/engine-parts.js';
 import {
+  ACCEPTED,
   backoffRefusal,
   backoffStart,
   phoneDecision,
@@ -96,5 +97,3 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   });
   return (request) => (database.inTransaction ? null : accept.immediate(request));
 }
-
-const ACCEPTED: AuthCodeOutcome = { accepted: true };

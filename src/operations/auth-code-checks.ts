@@ -76,7 +76,7 @@ export function normalizePhone(phone: string | null): string {
   return compact;
 }
 
-export function checkCode(code: string | null): string {
+function checkCode(code: string | null): string {
   if (code === null) throw new InvalidArgumentError('Missing code: send the code to deliver.');
   const chars = [...code];
   if (chars.length < 1 || chars.length > 32 || code.trim() === '' || /[\p{C}]/u.test(code)) {

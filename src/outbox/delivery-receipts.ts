@@ -15,7 +15,7 @@ import type { DeliveryReceipt, OutboxStore, ReceiptStatus } from '../store/outbo
 import { signature } from './webhook.js';
 
 /** A receipt this much older or newer than our clock is refused (replays, clocks far apart). */
-export const RECEIPT_WINDOW_S = 300;
+const RECEIPT_WINDOW_S = 300;
 /** A receipt is a few dozen bytes: more is not one. */
 export const RECEIPT_MAX_BYTES = 4096;
 /** The gateway's reason is kept as one line of at most this many characters. */

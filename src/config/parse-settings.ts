@@ -4,7 +4,7 @@
  * (without the setting's name, which the reader adds), so every wrong value is reported at once.
  */
 import { availableParallelism } from 'node:os';
-import { isIP } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 
@@ -225,6 +225,16 @@ export function parseCidrList(raw: string): Parsed<readonly string[]> {
     blocks.push(`${addr}/${prefix}`);
   }
   return { value: blocks };
+}
+
+/** The blocks parseCidrList returns (`addr/prefix`), as the BlockList that checks an address against them. */
+export function cidrBlockList(blocks: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const block of blocks) {
+    const [addr, prefix] = block.split('/') as [string, string];
+    list.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
+  }
+  return list;
 }
 
 /** `*` (every service file) or service file names, with or without `.asmx`, case-insensitive. */

@@ -90,9 +90,6 @@ export function parsed<T>(
   return { parse: (raw) => (raw.trim() === '' ? { value: unset } : parse(raw)), unset, ...(shown && { shown }) };
 }
 
-/** Comma-separated items, trimmed, empty ones dropped. */
-export const list: Kind<readonly string[]> = parsed((raw) => ({ value: splitList(raw) }), []);
-
 /** A URL path, returned with leading and trailing slash ("/" or "/School/"). */
 export const basePath: Kind<string> = {
   parse: (raw) => {
@@ -238,7 +235,7 @@ export function cidrBlockList(blocks: readonly string[]): BlockList {
 }
 
 /** `*` (every service file) or service file names, with or without `.asmx`, case-insensitive. */
-export function parseServiceList(raw: string, known: readonly string[]): Parsed<readonly string[] | null> {
+function parseServiceList(raw: string, known: readonly string[]): Parsed<readonly string[] | null> {
   const names = splitList(raw).map((n) => n.replace(/\.asmx$/i, ''));
   if (names.length === 0 || names.includes('*')) return { value: null };
   const byLower = new Map(known.map((k) => [k.toLowerCase(), k]));
@@ -256,6 +253,7 @@ export function parseWorkers(raw: string): Parsed<number> {
   return { value: n };
 }
 
+/** Comma-separated items, trimmed, empty ones dropped. */
 export function splitList(raw: string): string[] {
   return raw
     .split(',')

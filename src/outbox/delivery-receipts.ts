@@ -61,7 +61,7 @@ export class DeliveryReceipts {
 
   private signed(header: string | undefined, body: Buffer): boolean {
     if (header === undefined) return false;
-    const expected = Buffer.from(signature(this.secret, body.toString('utf8')));
+    const expected = Buffer.from(signature(this.secret, body));
     const given = Buffer.from(header.trim());
     return given.length === expected.length && timingSafeEqual(given, expected);
   }

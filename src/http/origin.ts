@@ -53,7 +53,7 @@ function isTrustedProxy(address: string | undefined, trusted: readonly string[])
     blocks = cidrBlockList(trusted);
     proxyBlocks.set(trusted, blocks);
   }
-  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  const plain = plainAddress(address);
   const family = isIP(plain);
   return family !== 0 && blocks.check(plain, family === 4 ? 'ipv4' : 'ipv6');
 }

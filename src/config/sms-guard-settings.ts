@@ -3,6 +3,7 @@
  * limits, the IPv6 prefix, trusted networks, test numbers, the guard's modes and the receipts'
  * path, each checked so a wrong value stops the start with its name and what is expected.
  */
+import { normalPhone } from '../operations/auth-code-checks.js';
 import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
 import type { Ipv6Prefix } from '../sms/client-network.js';
 import { GUARD_LAYERS } from '../sms/refusal.js';
@@ -87,11 +88,14 @@ export function parseNetworks(raw: string): Parsed<readonly string[]> {
 
 /** Phones as AuthCode reads them (`+` and digits; spaces and dashes ignored), comma-separated. */
 export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
-  const numbers = splitList(raw).map((n) => n.replace(/[\s-]/g, ''));
-  const bad = numbers.find((n) => !/^\+?[0-9]{7,15}$/.test(n));
-  if (bad !== undefined)
-    return { problem: `${JSON.stringify(bad)}: expected phones with their country code, such as +966500000001` };
-  return { value: new Set(numbers) };
+  const numbers = new Set<string>();
+  for (const entry of splitList(raw)) {
+    const phone = normalPhone(entry);
+    if (phone === null)
+      return { problem: `${JSON.stringify(entry)}: expected phones with their country code, such as +966500000001` };
+    numbers.add(phone);
+  }
+  return { value: numbers };
 }
 
 /**

@@ -4,8 +4,10 @@
  * presented key is compared with every digest in constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { BlockList, isIPv4 } from 'node:net';
+import type { BlockList } from 'node:net';
+import { isIPv4 } from 'node:net';
 import type { Config } from '../config/config.js';
+import { cidrBlockList } from '../config/parse-settings.js';
 
 import type { Refusal } from '../bindings/types.js';
 
@@ -25,16 +27,7 @@ export class AccessControl {
     this.keys = config.apiKeys;
     this.keyScope = scope(config.apiKeyServices);
     this.allowScope = scope(config.allowFromServices);
-    if (config.allowFrom.length === 0) {
-      this.allow = null;
-    } else {
-      const list = new BlockList();
-      for (const block of config.allowFrom) {
-        const [addr, prefix] = block.split('/') as [string, string];
-        list.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
-      }
-      this.allow = list;
-    }
+    this.allow = config.allowFrom.length === 0 ? null : cidrBlockList(config.allowFrom);
     this.unauthorized = { reason: 'key', realm: config.authRealm };
   }
 

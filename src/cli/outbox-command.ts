@@ -23,9 +23,9 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
   list    the newest messages first (default: the last 100), tab-separated with a header:
           id, state, attempts, phone, code, created_at, next_attempt_at, delivered_at,
           last_error, receipt, receipt_reason (the gateway's delivery receipt: delivered,
-          failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH). Codes are shown as *** and phones with their last two digits only
-          (a delivered message no longer holds its code or text at all, and its phone is
-          stored masked).
+          failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH). Codes are shown
+          as *** and phones with their last two digits only (a delivered message no longer
+          holds its code or text at all, and its phone is stored masked).
   retry   makes failed messages (those given by id, or all with --failed) pending again
           with a full round of attempts; the service sends them at its next poll. Pending
           and delivered messages are left alone: a delivered code is never sent twice.

@@ -60,8 +60,7 @@ export interface Config {
   readonly basePath: string;
   /** A public base URL that overrides the Host header in WSDL and disco addresses. */
   readonly publicUrl: string | null;
-  /** Client addresses whose X-Forwarded-Proto/Host headers are believed. */
-  /** Addresses and CIDR blocks, normalised as `addr/prefix`. */
+  /** Proxies whose X-Forwarded-* headers are believed: addresses and CIDR blocks, normalised as `addr/prefix`. */
   readonly trustedProxies: readonly string[];
   readonly maxBodyBytes: number;
   readonly maxXmlDepth: number;

@@ -4,7 +4,7 @@
  * (without the setting's name, which the reader adds), so every wrong value is reported at once.
  */
 import { availableParallelism } from 'node:os';
-import { isIP } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 
@@ -89,9 +89,6 @@ export function parsed<T>(
 ): Kind<T> {
   return { parse: (raw) => (raw.trim() === '' ? { value: unset } : parse(raw)), unset, ...(shown && { shown }) };
 }
-
-/** Comma-separated items, trimmed, empty ones dropped. */
-export const list: Kind<readonly string[]> = parsed((raw) => ({ value: splitList(raw) }), []);
 
 /** A URL path, returned with leading and trailing slash ("/" or "/School/"). */
 export const basePath: Kind<string> = {
@@ -227,8 +224,18 @@ export function parseCidrList(raw: string): Parsed<readonly string[]> {
   return { value: blocks };
 }
 
+/** The blocks parseCidrList returns (`addr/prefix`), as the BlockList that checks an address against them. */
+export function cidrBlockList(blocks: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const block of blocks) {
+    const [addr, prefix] = block.split('/') as [string, string];
+    list.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
+  }
+  return list;
+}
+
 /** `*` (every service file) or service file names, with or without `.asmx`, case-insensitive. */
-export function parseServiceList(raw: string, known: readonly string[]): Parsed<readonly string[] | null> {
+function parseServiceList(raw: string, known: readonly string[]): Parsed<readonly string[] | null> {
   const names = splitList(raw).map((n) => n.replace(/\.asmx$/i, ''));
   if (names.length === 0 || names.includes('*')) return { value: null };
   const byLower = new Map(known.map((k) => [k.toLowerCase(), k]));
@@ -246,6 +253,7 @@ export function parseWorkers(raw: string): Parsed<number> {
   return { value: n };
 }
 
+/** Comma-separated items, trimmed, empty ones dropped. */
 export function splitList(raw: string): string[] {
   return raw
     .split(',')

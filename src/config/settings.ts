@@ -5,6 +5,7 @@
  * Adding a setting: docs/architecture.md. Over 400 lines because it is that one table, an entry
  * per setting; split, it would no longer be the one list.
  */
+import { GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import type { NumberType } from '../sms/sms-rules.js';
 import {
@@ -347,8 +348,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_GUARD',
     kind: parsed(parseGuardModes, new Set<RefusalReason>()),
     default: 'enforce',
-    meaning:
-      'enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (number, blocked-range, address, range, country-daily, budget, phone)',
+    meaning: `enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (${[...GUARD_LAYERS.keys()].join(', ')})`,
   },
   {
     name: 'SIS_SMS_RECEIPT_PATH',

@@ -3,12 +3,14 @@
  * limits, the IPv6 prefix, trusted networks, test numbers, the guard's modes and the receipts'
  * path, each checked so a wrong value stops the start with its name and what is expected.
  */
+import { normalPhone } from '../operations/auth-code-checks.js';
 import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
 import type { Ipv6Prefix } from '../sms/client-network.js';
 import { GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import { NUMBER_TYPES } from '../sms/sms-rules.js';
 import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
+import { splitList } from './parse-settings.js';
 import type { Kind, Parsed } from './parse-settings.js';
 
 const COUNTRY = /^[A-Z]{2}$/;
@@ -24,19 +26,12 @@ export const defaultRegion: Kind<string | null> = {
   shown: (raw) => raw.trim().toUpperCase(),
 };
 
-function items(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
 /** `invalid` and number types, comma-separated; `none`: nothing refused. */
 export function parseRefuseTypes(raw: string): Parsed<{ invalid: boolean; types: ReadonlySet<NumberType> }> {
   if (/^\s*none\s*$/i.test(raw)) return { value: { invalid: false, types: new Set() } };
   const types = new Set<NumberType>();
   let invalid = false;
-  for (const item of items(raw.toLowerCase())) {
+  for (const item of splitList(raw.toLowerCase())) {
     if (item === 'invalid') invalid = true;
     else if ((NUMBER_TYPES as readonly string[]).includes(item)) types.add(item as NumberType);
     else
@@ -49,7 +44,7 @@ export function parseRefuseTypes(raw: string): Parsed<{ invalid: boolean; types:
 
 /** ISO 3166 codes, comma-separated. */
 export function parseCountries(raw: string): Parsed<ReadonlySet<string>> {
-  const codes = items(raw.toUpperCase());
+  const codes = splitList(raw.toUpperCase());
   const bad = codes.find((c) => !COUNTRY.test(c));
   if (bad !== undefined) return { problem: `${JSON.stringify(bad)} is not an ISO 3166 country code such as SA` };
   return { value: new Set(codes) };
@@ -60,7 +55,7 @@ export function parseCountryLimits(raw: string): Parsed<CountryLimits | null> {
   if (/^\s*none\s*$/i.test(raw)) return { value: null };
   const byCountry = new Map<string, number>();
   let other: number | null = null;
-  for (const item of items(raw.toUpperCase())) {
+  for (const item of splitList(raw.toUpperCase())) {
     const m = /^([A-Z]{2}|\*)\s*=\s*(\d{1,10})$/.exec(item);
     if (m === null)
       return { problem: `${JSON.stringify(item)}: expected COUNTRY=N pairs such as SA=20000,*=200, or none` };
@@ -83,7 +78,7 @@ export const ipv6Prefix: Kind<Ipv6Prefix> = {
 
 /** Addresses and CIDR ranges, comma-separated. */
 export function parseNetworks(raw: string): Parsed<readonly string[]> {
-  const entries = items(raw);
+  const entries = splitList(raw);
   for (const entry of entries) {
     const problem = networkProblem(entry);
     if (problem !== null) return { problem: `${problem}; expected addresses and CIDR ranges such as 192.0.2.0/24` };
@@ -93,11 +88,14 @@ export function parseNetworks(raw: string): Parsed<readonly string[]> {
 
 /** Phones as AuthCode reads them (`+` and digits; spaces and dashes ignored), comma-separated. */
 export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
-  const numbers = items(raw).map((n) => n.replace(/[\s-]/g, ''));
-  const bad = numbers.find((n) => !/^\+?[0-9]{7,15}$/.test(n));
-  if (bad !== undefined)
-    return { problem: `${JSON.stringify(bad)}: expected phones with their country code, such as +966500000001` };
-  return { value: new Set(numbers) };
+  const numbers = new Set<string>();
+  for (const entry of splitList(raw)) {
+    const phone = normalPhone(entry);
+    if (phone === null)
+      return { problem: `${JSON.stringify(entry)}: expected phones with their country code, such as +966500000001` };
+    numbers.add(phone);
+  }
+  return { value: numbers };
 }
 
 /**
@@ -107,7 +105,7 @@ export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
 export function parseGuardModes(raw: string): Parsed<ReadonlySet<RefusalReason>> {
   const monitored = new Set<RefusalReason>();
   const layers = [...GUARD_LAYERS.keys()];
-  for (const [i, item] of items(raw.toLowerCase()).entries()) {
+  for (const [i, item] of splitList(raw.toLowerCase()).entries()) {
     const m = /^(?:([a-z-]+)\s*=\s*)?(enforce|monitor)$/.exec(item);
     const reasons =
       m?.[1] === undefined ? (i === 0 ? [...GUARD_LAYERS.values()].flat() : undefined) : GUARD_LAYERS.get(m[1]);

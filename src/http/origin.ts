@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP, isIPv4 } from 'node:net';
+import type { BlockList } from 'node:net';
+import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Config } from '../config/config.js';
+import { cidrBlockList } from '../config/parse-settings.js';
 
 const HOST_RE = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
@@ -48,14 +50,10 @@ function isTrustedProxy(address: string | undefined, trusted: readonly string[])
   if (address === undefined || trusted.length === 0) return false;
   let blocks = proxyBlocks.get(trusted);
   if (blocks === undefined) {
-    blocks = new BlockList();
-    for (const block of trusted) {
-      const [addr, prefix] = block.split('/') as [string, string];
-      blocks.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
-    }
+    blocks = cidrBlockList(trusted);
     proxyBlocks.set(trusted, blocks);
   }
-  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  const plain = plainAddress(address);
   const family = isIP(plain);
   return family !== 0 && blocks.check(plain, family === 4 ? 'ipv4' : 'ipv6');
 }

@@ -7,10 +7,10 @@ import { INTERNAL_ERROR, refusalReply } from '../bindings/replies.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Gate } from '../access/gate.js';
 import type { RequestMetrics } from '../observe/metrics.js';
-import { opsPath } from '../observe/ops-endpoints.js';
+import { opsPath, sendText } from '../observe/ops-endpoints.js';
 import type { OpsEndpoints } from '../observe/ops-endpoints.js';
 import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
-import type { DeliveryReceipts } from '../outbox/delivery-receipts.js';
+import type { DeliveryReceipts, ReceiptAnswer } from '../outbox/delivery-receipts.js';
 import { RequestTooLargeError } from '../errors/errors.js';
 import { readBody } from './body.js';
 import type { Tracing } from '../observe/trace-context.js';
@@ -124,9 +124,10 @@ export class RequestHandler {
     receipts: DeliveryReceipts,
     requestId: string,
   ): Promise<void> {
-    let answer: { status: number; text: string };
+    let answer: ReceiptAnswer;
+    const headers: [string, string][] = [];
     if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST');
+      headers.push(['Allow', 'POST']);
       answer = { status: 405, text: 'a delivery receipt is a POST' };
     } else {
       try {
@@ -135,7 +136,7 @@ export class RequestHandler {
         answer = await receipts.receive(Array.isArray(header) ? header[0] : header, body);
       } catch (err) {
         if (err instanceof RequestTooLargeError) {
-          res.setHeader('Connection', 'close');
+          headers.push(['Connection', 'close']);
           answer = { status: 413, text: `a delivery receipt is at most ${RECEIPT_MAX_BYTES} bytes` };
         } else {
           this.log.error({ err, requestId }, 'outbox: delivery receipt not recorded');
@@ -143,14 +144,7 @@ export class RequestHandler {
         }
       }
     }
-    const body = Buffer.from(`${answer.text}\n`, 'utf8');
-    res.writeHead(answer.status, {
-      'Content-Type': 'text/plain; charset=utf-8',
-      'Content-Length': body.length,
-      'Cache-Control': 'no-store',
-      'X-Request-Id': requestId,
-    });
-    res.end(body);
+    sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, requestId, headers);
   }
 
   /** A body of known length is read first (see HttpExchange.collectBody), then the request served. */

@@ -40,26 +40,26 @@ export class OpsEndpoints {
 
   async answer(path: OpsPath, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return send(res, req, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', requestId, [
+      return sendText(res, req, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', requestId, [
         ['Allow', 'GET, HEAD'],
       ]);
     }
-    if (path === 'healthz') return send(res, req, 200, 'text/plain; charset=utf-8', 'ok\n', requestId);
+    if (path === 'healthz') return sendText(res, req, 200, 'text/plain; charset=utf-8', 'ok\n', requestId);
     if (path === 'readyz') {
       const problem = await this.readiness();
       if (problem !== null)
-        return send(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
+        return sendText(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
       // Ready, but say what the service is working around (Redis, the SMS gateway, writes).
       const degraded = this.options.health.degraded();
       const text = degraded.length === 0 ? 'ready\n' : `ready (degraded: ${degraded.join(', ')})\n`;
-      return send(res, req, 200, 'text/plain; charset=utf-8', text, requestId);
+      return sendText(res, req, 200, 'text/plain; charset=utf-8', text, requestId);
     }
     try {
       const { contentType, body } = await this.options.metrics();
-      return send(res, req, 200, contentType, body, requestId);
+      return sendText(res, req, 200, contentType, body, requestId);
     } catch (err) {
       this.options.log.error({ err, requestId }, 'metrics could not be collected');
-      return send(res, req, 500, 'text/plain; charset=utf-8', 'metrics unavailable\n', requestId);
+      return sendText(res, req, 500, 'text/plain; charset=utf-8', 'metrics unavailable\n', requestId);
     }
   }
 
@@ -87,7 +87,8 @@ export class OpsEndpoints {
   }
 }
 
-function send(
+/** A short text answer that no cache keeps (the ops endpoints', the delivery receipts'); HEAD gets its headers only. */
+export function sendText(
   res: ServerResponse,
   req: IncomingMessage,
   status: number,

@@ -65,18 +65,24 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
  * are removed (E.164 allows 15); it is stored in that normal form so limits count one phone once.
  * A code is 1 to 32 printable characters.
  */
-export function normalizePhone(phone: string | null): string {
+function normalizePhone(phone: string | null): string {
   if (phone === null) throw new InvalidArgumentError('Missing phone: send the phone number the code is for.');
-  const compact = phone.replace(/[\s-]/g, '');
-  if (!/^\+?[0-9]{7,15}$/.test(compact)) {
+  const normal = normalPhone(phone);
+  if (normal === null) {
     throw new InvalidArgumentError(
       'Invalid phone: expected an optional + followed by 7 to 15 digits (spaces and dashes are ignored).',
     );
   }
-  return compact;
+  return normal;
 }
 
-export function checkCode(code: string | null): string {
+/** The phone in that normal form, or null when it is not a phone by these rules (SIS_SMS_TEST_NUMBERS reads them too). */
+export function normalPhone(phone: string): string | null {
+  const compact = phone.replace(/[\s-]/g, '');
+  return /^\+?[0-9]{7,15}$/.test(compact) ? compact : null;
+}
+
+function checkCode(code: string | null): string {
   if (code === null) throw new InvalidArgumentError('Missing code: send the code to deliver.');
   const chars = [...code];
   if (chars.length < 1 || chars.length > 32 || code.trim() === '' || /[\p{C}]/u.test(code)) {

@@ -47,8 +47,3 @@ export interface OperationContext {
 }
 
 export const DEFAULT_LIST_PAGE_ROWS = 1000;
-
-export const DEFAULT_AUTH_CODE_POLICY: AuthCodePolicy = {
-  maxPerHour: 5,
-  message: (code) => `Your verification code is ${code}`,
-};

@@ -15,7 +15,7 @@ import type { DeliveryReceipt, OutboxStore, ReceiptStatus } from '../store/outbo
 import { signature } from './webhook.js';
 
 /** A receipt this much older or newer than our clock is refused (replays, clocks far apart). */
-export const RECEIPT_WINDOW_S = 300;
+const RECEIPT_WINDOW_S = 300;
 /** A receipt is a few dozen bytes: more is not one. */
 export const RECEIPT_MAX_BYTES = 4096;
 /** The gateway's reason is kept as one line of at most this many characters. */
@@ -61,7 +61,7 @@ export class DeliveryReceipts {
 
   private signed(header: string | undefined, body: Buffer): boolean {
     if (header === undefined) return false;
-    const expected = Buffer.from(signature(this.secret, body.toString('utf8')));
+    const expected = Buffer.from(signature(this.secret, body));
     const given = Buffer.from(header.trim());
     return given.length === expected.length && timingSafeEqual(given, expected);
   }

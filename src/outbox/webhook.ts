@@ -10,9 +10,12 @@ export interface WebhookOptions {
   readonly timeoutMs: number;
 }
 
-/** `sha256=<hex HMAC-SHA256 of the raw body>`, GitHub-style, so gateways can verify the sender. */
-export function signature(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+/**
+ * `sha256=<hex HMAC-SHA256 of the raw body>`, GitHub-style, so gateways can verify the sender: of
+ * a text's UTF-8 bytes, or of the bytes as they came (a receipt's body, never decoded first).
+ */
+export function signature(secret: string, body: string | Buffer): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 /**

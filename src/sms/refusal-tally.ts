@@ -8,14 +8,12 @@
  */
 import type { Logger } from '../logging/logger.js';
 import type { RefusalCount, SmsStore } from '../store/sms-types.js';
-import { periodStart } from '../store/sms-types.js';
+import { MONITOR_PREFIX, periodStart } from '../store/sms-types.js';
 import type { RefusalReason } from './refusal.js';
 
 export const REFUSALS_FLUSH_MS = 5000;
 /** A reason's would-be refusals (monitor mode) are logged at most this often. */
-export const MONITOR_LOG_MS = 60_000;
-/** How a would-be refusal is named in the database's counts (`sis outbox stats`). */
-export const MONITOR_PREFIX = 'monitor:';
+const MONITOR_LOG_MS = 60_000;
 
 export class RefusalTally {
   /** Refusals by reason since start (sis_auth_code_refusals_total). */

@@ -110,11 +110,11 @@ export class SmsGuard {
   async admit(request: AdmitRequest): Promise<Admission> {
     await this.loaded();
     const rules = this.options.rules;
-    const tests = rules.testNumbers;
-    if (tests.size > 0 && tests.has(request.phone)) return this.testAdmission(this.#policy.read(request.phone).reading);
     const verdict = this.#policy.read(request.phone);
     const reading = verdict.reading;
-    if (tests.size > 0 && tests.has(reading.phone)) return this.testAdmission(reading);
+    // A test number as listed or as read (a listed national form, or the E.164 one).
+    const tests = rules.testNumbers;
+    if (tests.size > 0 && (tests.has(request.phone) || tests.has(reading.phone))) return this.testAdmission(reading);
     if (verdict.refused !== undefined)
       this.refuse(verdict.refused, reading, request, null, verdict.type === undefined ? {} : { type: verdict.type });
     const block = await this.#blocks?.covering(reading.phone, request.at);

@@ -64,21 +64,3 @@ export interface SmsRules {
   /** Reasons whose layer only watches (SIS_SMS_GUARD): counted and logged as would-be refusals, never refused. */
   readonly monitored: ReadonlySet<RefusalReason>;
 }
-
-/** The defaults' rules with nothing on: what tools and tests without a configuration use. */
-export const NO_SMS_RULES: SmsRules = {
-  phone: { defaultRegion: null, refuseInvalid: false, refuseTypes: new Set(), countries: null },
-  velocity: {
-    backoff: false,
-    perAddressHour: 0,
-    ipv6Prefix: 64,
-    perRangeHour: 0,
-    countryDaily: null,
-    hourlyBudget: 0,
-    dailyBudget: 0,
-  },
-  trustedAddresses: [],
-  testNumbers: new Set(),
-  repeatMs: 0,
-  monitored: new Set(),
-};

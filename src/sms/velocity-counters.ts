@@ -37,47 +37,16 @@ export function countersFor(
   const hourEnd = new Date((hour + 1) * HOUR_MS);
   const dayEnd = new Date((day + 1) * DAY_MS);
   const counters: CounterLimit[] = [];
+  const add = (key: string, limit: number, until: Date, reason: RefusalReason): void => {
+    counters.push({ key, limit, until, reason, monitor: monitored.has(reason) });
+  };
   if (limits.perAddressHour > 0 && code.addressHash !== null)
-    counters.push({
-      key: `a:${code.addressHash}:h${hour}`,
-      limit: limits.perAddressHour,
-      until: hourEnd,
-      reason: 'address',
-      monitor: monitored.has('address'),
-    });
-  if (limits.perRangeHour > 0)
-    counters.push({
-      key: `r:${code.range}:h${hour}`,
-      limit: limits.perRangeHour,
-      until: hourEnd,
-      reason: 'range',
-      monitor: monitored.has('range'),
-    });
+    add(`a:${code.addressHash}:h${hour}`, limits.perAddressHour, hourEnd, 'address');
+  if (limits.perRangeHour > 0) add(`r:${code.range}:h${hour}`, limits.perRangeHour, hourEnd, 'range');
   const countryLimit = countryLimitOf(limits, code.country);
-  if (countryLimit !== null)
-    counters.push({
-      key: `c:${code.country ?? '??'}:d${day}`,
-      limit: countryLimit,
-      until: dayEnd,
-      reason: 'country-daily',
-      monitor: monitored.has('country-daily'),
-    });
-  if (limits.hourlyBudget > 0)
-    counters.push({
-      key: `b:h${hour}`,
-      limit: limits.hourlyBudget,
-      until: hourEnd,
-      reason: 'budget-hourly',
-      monitor: monitored.has('budget-hourly'),
-    });
-  if (limits.dailyBudget > 0)
-    counters.push({
-      key: `b:d${day}`,
-      limit: limits.dailyBudget,
-      until: dayEnd,
-      reason: 'budget-daily',
-      monitor: monitored.has('budget-daily'),
-    });
+  if (countryLimit !== null) add(`c:${code.country ?? '??'}:d${day}`, countryLimit, dayEnd, 'country-daily');
+  if (limits.hourlyBudget > 0) add(`b:h${hour}`, limits.hourlyBudget, hourEnd, 'budget-hourly');
+  if (limits.dailyBudget > 0) add(`b:d${day}`, limits.dailyBudget, dayEnd, 'budget-daily');
   return counters;
 }
 

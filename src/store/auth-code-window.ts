@@ -19,8 +19,11 @@ export function windowStart(at: Date): string {
   return new Date(at.getTime() - HOUR_MS).toISOString();
 }
 
+/** A code accepted (the outcome both writes share). */
+export const ACCEPTED: AuthCodeOutcome = { accepted: true };
+
 /** The same code to the same phone again: accepted, and nothing written or counted. */
-export const REPEAT: AuthCodeOutcome = { accepted: true, repeat: true };
+const REPEAT: AuthCodeOutcome = { accepted: true, repeat: true };
 
 /** One of the phone's recent codes, as the phone checks read them (newest first). */
 export interface RecentCode {

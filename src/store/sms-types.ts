@@ -8,6 +8,7 @@
 /** Refused codes of one ten-minute period, reason, country ('' unknown) and range. */
 export interface RefusalCount {
   readonly periodStart: Date;
+  /** A refusal's reason; a would-be refusal of monitor mode (accepted) as MONITOR_PREFIX + reason. */
   readonly reason: string;
   readonly country: string;
   readonly range: string;
@@ -54,6 +55,8 @@ export interface SmsStore {
 
 /** Refusal counts are kept this long (two days: `sis outbox stats` shows one). */
 export const REFUSALS_KEPT_MS = 2 * 86_400_000;
+/** How a would-be refusal (monitor mode) is named among the counts (`sis outbox stats`). */
+export const MONITOR_PREFIX = 'monitor:';
 /** The period refused codes are counted in. */
 export const REFUSAL_PERIOD_MS = 600_000;
 

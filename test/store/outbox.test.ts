@@ -5,6 +5,7 @@
  * that never does ending in `failed` after the last attempt, and `retryOutbox` starting over.
  */
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging/logger.js';
 import { OutboxWorker } from '../../src/outbox/outbox-worker.js';
@@ -228,4 +229,10 @@ test('signature(): sha256= and the hex HMAC of the raw body', () => {
     signature('Jefe', 'what do ya want for nothing?'),
     'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
   );
+});
+
+test('signature(): of the bytes as they came, never decoded first (a body that is not UTF-8)', () => {
+  const body = Buffer.alloc(50, 0xdd); // RFC 4231 test case 3's data: no valid UTF-8 in it
+  const raw = createHmac('sha256', 'Jefe').update(body).digest('hex');
+  assert.equal(signature('Jefe', body), `sha256=${raw}`);
 });

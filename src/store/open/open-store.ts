@@ -25,7 +25,7 @@ export type { OpenStoreOptions } from '../open-options.js';
 export type { DatabaseInspection } from '../schema/migrations.js';
 
 /** A database named by a URL: its dialect, and how to open it or look at it. */
-export interface DatabaseAt {
+interface DatabaseAt {
   readonly dialect: Dialect;
   /** Opens the store and migrates it (or requires it current: options.migrations). */
   open(options: OpenStoreOptions): Promise<SqlStore>;
@@ -34,7 +34,7 @@ export interface DatabaseAt {
 }
 
 /** Throws DatabaseUrlError for a URL that names no database this program can use. */
-export function databaseAt(url: string): DatabaseAt {
+function databaseAt(url: string): DatabaseAt {
   const target = parseDatabaseUrl(url);
   switch (target.dialect) {
     case 'sqlite':

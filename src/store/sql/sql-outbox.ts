@@ -23,6 +23,7 @@ import type { Database, OutboxTable } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
 import {
+  ACCEPTED,
   backoffRefusal,
   backoffStart,
   phoneDecision,
@@ -35,7 +36,6 @@ import { CounterFull, takeCounters } from './sql-sms.js';
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */
 const MAX_ERROR_CHARS = 500;
 const DEFAULT_LIST_LIMIT = 100;
-const ACCEPTED: AuthCodeOutcome = { accepted: true };
 
 const COLUMNS = [
   'id',

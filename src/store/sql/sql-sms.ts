@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema/tables.js';
 import type { BlockedRange, Busiest, RefusalCount, SmsStats, SmsStore } from '../sms-types.js';
-import { periodStart, REFUSALS_KEPT_MS } from '../sms-types.js';
+import { MONITOR_PREFIX, periodStart, REFUSALS_KEPT_MS } from '../sms-types.js';
 import type { CounterLimit } from '../store.js';
 
 const HOUR_MS = 3_600_000;
@@ -177,7 +177,7 @@ export class SqlSms implements SmsStore {
       .select((eb) => [eb.ref(column).as('k'), eb.fn.sum<string | number>('refused').as('n')])
       .where('period_start', '>=', periodStart(since).toISOString())
       // A would-be refusal of monitor mode was accepted: its code is counted among the accepted ones.
-      .where('reason', 'not like', 'monitor:%')
+      .where('reason', 'not like', `${MONITOR_PREFIX}%`)
       .groupBy(column)
       .execute();
     const sums = new Map<string, number>();

@@ -1,11 +1,13 @@
 /**
  * AuthCode's write on SQLite as one synchronous transaction over prepared statements: the same
  * work as SqlOutbox.acceptAuthCode (a repeat, the phone's limits, the counters, store the code,
- * queue its SMS; a test number's code only stored) without building, compiling and awaiting each query through Kysely.
+ * queue its SMS; a test number's code only stored) without building, compiling and awaiting
+ * each query through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DirectAuthCode } from '../sql/engine-parts.js';
 import {
+  ACCEPTED,
   backoffRefusal,
   backoffStart,
   phoneDecision,
@@ -96,5 +98,3 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   });
   return (request) => (database.inTransaction ? null : accept.immediate(request));
 }
-
-const ACCEPTED: AuthCodeOutcome = { accepted: true };

@@ -232,6 +232,14 @@ export const migrations: readonly Migration[] = [
       await db.schema.createIndex('outbox_receipt_at').on('outbox').column('receipt_at').execute();
     },
   },
+  {
+    version: 9,
+    name: "SMS trace context: the traceparent each message's delivery carries",
+    async up(db) {
+      // The request's trace, so the gateway's POST joins it (docs/operations.md, Traces); null: none.
+      await db.schema.alterTable('outbox').addColumn('traceparent', 'text').execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -24,6 +24,8 @@ export interface Exchange {
   readonly isLocal: boolean;
   /** The caller's address (behind a trusted proxy, the forwarded one): operations get it in their context. */
   readonly clientAddress: string;
+  /** The `traceparent` a request made on this one's behalf carries (operations get it in their context). */
+  readonly onwardTraceparent: string | undefined;
 }
 
 /** The reply, and what logs and metrics say about the request. */

@@ -7,7 +7,7 @@ import type { Route } from '../bindings/route.js';
 import type { Config } from '../config/config.js';
 import { collectBody, readBody } from './body.js';
 import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
-import { parseTraceparent } from '../observe/trace-context.js';
+import { formatTraceparent, parseTraceparent } from '../observe/trace-context.js';
 import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
 
 /**
@@ -55,6 +55,17 @@ export class HttpExchange implements Exchange {
   get traceparent(): TraceParent | null {
     if (this.#traceparent === undefined) this.#traceparent = parseTraceparent(this.header('traceparent'));
     return this.#traceparent;
+  }
+
+  /**
+   * What a request made on this one's behalf (AuthCode's SMS delivery) carries as its traceparent:
+   * our span's while tracing (the delivery is its child), else the caller's (in its version 00
+   * form), else none. Only AuthCode asks.
+   */
+  get onwardTraceparent(): string | undefined {
+    if (this.span !== null) return this.span.traceparent;
+    const parent = this.traceparent;
+    return parent === null ? undefined : formatTraceparent(parent.traceId, parent.parentId, parent.flags);
   }
 
   /** The trace this request belongs to, for its log line: ours while tracing, else the caller's, else none. */

@@ -43,6 +43,8 @@ export async function acceptAuthCode(args: AuthCodeArgs, ctx: OperationContext, 
       repeatMs: admission?.repeatMs,
       monitorPhone: admission?.monitorPhone,
       test: admission?.test,
+      // Read here only: no other operation's request looks at its trace context.
+      traceparent: ctx.caller?.onwardTraceparent,
       dryRun,
     });
   } finally {

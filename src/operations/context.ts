@@ -11,6 +11,11 @@ export interface AuthCodePolicy {
 
 export interface Caller {
   readonly clientAddress: string;
+  /**
+   * The W3C `traceparent` a request made for this call carries (AuthCode's SMS delivery): our
+   * span's while tracing, else the caller's, else undefined. Worked out only when read.
+   */
+  readonly onwardTraceparent: string | undefined;
 }
 
 /** What an operation may use: the store and its policies, and nothing of the wire. */

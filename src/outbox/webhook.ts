@@ -21,7 +21,8 @@ export function signature(secret: string, body: string | Buffer): string {
 /**
  * The SMS gateway webhook: a POST of `{"phone", "code", "message"}` as application/json, signed
  * with `X-Signature-256`. `X-Message-Id` lets a gateway drop a repeat: delivery is at least once
- * if a process dies between the gateway's answer and the outbox update.
+ * if a process dies between the gateway's answer and the outbox update. `traceparent` (W3C): the
+ * AuthCode request's trace, when it had one, so the gateway's work joins it.
  */
 export function createWebhookDeliver(options: WebhookOptions): Deliver {
   return async (message) => {
@@ -34,6 +35,7 @@ export function createWebhookDeliver(options: WebhookOptions): Deliver {
           'Content-Type': 'application/json',
           'X-Signature-256': signature(options.secret, body),
           'X-Message-Id': String(message.id),
+          ...(message.traceparent === null ? {} : { traceparent: message.traceparent }),
         },
         body,
         signal: AbortSignal.timeout(options.timeoutMs),

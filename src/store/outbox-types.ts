@@ -23,6 +23,8 @@ export interface OutboxMessage {
   /** What the gateway's last delivery receipt said (migration 8), or null before one came. */
   readonly receipt: ReceiptStatus | null;
   readonly receiptReason: string | null;
+  /** The W3C traceparent its delivery carries, so the gateway's request joins the AuthCode's trace; null: none. */
+  readonly traceparent: string | null;
 }
 
 /** A message's fate as the gateway reports it (docs/sms.md, delivery receipts). */

@@ -82,6 +82,8 @@ export interface AuthCodeRequest {
   readonly monitorPhone?: boolean;
   /** A code to a test number: recorded as a test code; no limit, counter or message. */
   readonly test?: boolean;
+  /** The W3C traceparent the message's delivery carries (kept with it); absent: none. */
+  readonly traceparent?: string | undefined;
   /** Every check, and nothing written: the outcome says whether the code would be accepted now. */
   readonly dryRun?: boolean;
 }

@@ -13,6 +13,8 @@ export interface ReceivedSms {
   readonly message: string;
   readonly messageId: string | undefined;
   readonly contentType: string | undefined;
+  /** The W3C trace context the delivery carried, if any. */
+  readonly traceparent: string | undefined;
   /** The X-Signature-256 header matched the body under the gateway's secret. */
   readonly signed: boolean;
   /** The status the gateway answered. */
@@ -57,6 +59,7 @@ export async function startSmsGateway(
         message: parsed.message,
         messageId: req.headers['x-message-id'] as string | undefined,
         contentType: req.headers['content-type'],
+        traceparent: req.headers['traceparent'] as string | undefined,
         signed: verifySignature(secret, body, req.headers['x-signature-256'] as string | undefined),
         status: answer,
       });

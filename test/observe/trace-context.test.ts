@@ -3,7 +3,8 @@
  * and the header passed on to the legacy service in a comparison; with OTEL_EXPORTER_OTLP_ENDPOINT
  * set, one server span per request reaches a real local OTLP/HTTP receiver, named and described by
  * the RPC conventions, child of the caller's span, and the legacy call is a child of ours.
- * Without the setting none of OpenTelemetry's SDK is loaded.
+ * Without the setting none of OpenTelemetry's SDK is loaded. AuthCode's SMS, delivered later by
+ * the outbox (SQLite and PostgreSQL), carries the request's traceparent to the gateway.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,9 +13,14 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
-import { describe, it } from 'node:test';
-import { eventually } from '../helpers/sms-gateway.js';
+import { after, describe, it } from 'node:test';
+import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import type { ReceivedSms, SmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, postgresTarget, sqliteTarget } from '../helpers/store-targets.js';
 import { repoRoot, startTestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
+
+after(() => cleanupTargets());
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
@@ -181,3 +187,73 @@ describe('trace context', () => {
     assert.ok((await run('http://127.0.0.1:9')) > 0, 'the check sees the modules when they are loaded');
   });
 });
+
+const SMS_SECRET = 'trace-test-secret';
+
+async function authCode(server: TestServer, phone: string, headers: Record<string, string> = {}): Promise<void> {
+  const res = await fetch(
+    `${server.url}/AuthCodeSending.asmx/AuthCode?code=123456&phone=${encodeURIComponent(phone)}`,
+    {
+      headers,
+    },
+  );
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** Each delivered message by its phone. */
+async function deliveredByPhone(gateway: SmsGateway, n: number): Promise<Map<string, ReceivedSms>> {
+  return new Map((await gateway.delivered(n)).map((m) => [m.phone, m]));
+}
+
+for (const target of [sqliteTarget, postgresTarget]) {
+  describe(`the SMS delivery's trace context on ${target.name}`, { skip: target.skip ?? false }, () => {
+    const smsEnv = async (gateway: SmsGateway): Promise<Record<string, string>> => ({
+      SIS_DATABASE_URL: (await target.fresh()).url,
+      SIS_SMS_WEBHOOK_URL: gateway.url,
+      SIS_SMS_WEBHOOK_SECRET: SMS_SECRET,
+      SIS_OUTBOX_POLL_MS: '50',
+    });
+
+    it('sends the AuthCode request’s traceparent with its SMS, and none when the request had none', async () => {
+      const gateway = await startSmsGateway(SMS_SECRET);
+      const server = await startTestServer({ env: await smsEnv(gateway) });
+      try {
+        await authCode(server, '+966501110001', { traceparent: TRACEPARENT });
+        await authCode(server, '+966501110002');
+        await authCode(server, '+966501110003', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` });
+        const sent = await deliveredByPhone(gateway, 3);
+        assert.ok([...sent.values()].every((m) => m.signed));
+        assert.equal(sent.get('+966501110001')!.traceparent, TRACEPARENT, 'the caller’s, as it came');
+        assert.equal(sent.get('+966501110002')!.traceparent, undefined, 'no trace: no header');
+        assert.equal(sent.get('+966501110003')!.traceparent, undefined, 'an invalid one is not passed on');
+      } finally {
+        await server.close();
+        await gateway.close();
+      }
+    });
+
+    it('makes the delivery a child of the request’s span while tracing', async () => {
+      const gateway = await startSmsGateway(SMS_SECRET);
+      const collector = await recorder();
+      const server = await startTestServer({
+        env: { ...(await smsEnv(gateway)), OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+      });
+      let sent: Map<string, ReceivedSms>;
+      try {
+        await authCode(server, '+966501110004', { traceparent: TRACEPARENT });
+        await authCode(server, '+966501110005');
+        sent = await deliveredByPhone(gateway, 2);
+      } finally {
+        await server.close(); // sends the spans still batched
+        await gateway.close();
+        await collector.close();
+      }
+      const spans = spansOf(collector.received.map((r) => r.body)).filter((s) => s.name === 'AuthCodeSending/AuthCode');
+      assert.equal(spans.length, 2, JSON.stringify(spans));
+      const child = spans.find((s) => s.traceId === TRACE_ID)!;
+      const root = spans.find((s) => s.traceId !== TRACE_ID)!;
+      assert.equal(sent.get('+966501110004')!.traceparent, `00-${TRACE_ID}-${child.spanId}-01`);
+      assert.equal(sent.get('+966501110005')!.traceparent, `00-${root.traceId}-${root.spanId}-01`);
+    });
+  });
+}

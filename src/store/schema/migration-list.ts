@@ -279,6 +279,14 @@ export const migrations: readonly Migration[] = [
       await db.schema.alterTable('shadow_counts_by_mode').renameTo('shadow_counts').execute();
     },
   },
+  {
+    version: 10,
+    name: "SMS trace context: the traceparent each message's delivery carries",
+    async up(db) {
+      // The request's trace, so the gateway's POST joins it (docs/operations.md, Traces); null: none.
+      await db.schema.alterTable('outbox').addColumn('traceparent', 'text').execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

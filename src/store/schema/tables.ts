@@ -77,6 +77,8 @@ export interface OutboxTable {
   receipt?: string | null;
   receipt_reason?: string | null;
   receipt_at?: Timestamp | null;
+  /** The W3C traceparent the webhook POST carries: the request's trace (migration 10), or null. */
+  traceparent?: string | null;
 }
 
 /** Rows pruned so far per table: the sum over its slots, each counted in the deleting transaction. */

@@ -50,6 +50,7 @@ const COLUMNS = [
   'delivered_at',
   'receipt',
   'receipt_reason',
+  'traceparent',
 ] as const satisfies readonly (keyof OutboxTable)[];
 
 type OutboxRow = Pick<Selectable<OutboxTable>, (typeof COLUMNS)[number]>;
@@ -125,6 +126,7 @@ export class SqlOutbox implements OutboxStore {
         created_at: at,
         country: request.country ?? null,
         phone_range: request.range ?? null,
+        traceparent: request.traceparent ?? null,
       })
       .execute();
     return outcome;
@@ -328,5 +330,6 @@ function toMessage(row: OutboxRow): OutboxMessage {
     deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
     receipt: (row.receipt ?? null) as ReceiptStatus | null,
     receiptReason: row.receipt_reason ?? null,
+    traceparent: row.traceparent ?? null,
   };
 }

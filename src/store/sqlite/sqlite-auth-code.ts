@@ -41,7 +41,7 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
     'insert into auth_codes (code, phone, created_at, country, test) values (?, ?, ?, ?, ?)',
   );
   const insertMessage = database.prepare(
-    "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at, country, phone_range) values (?, ?, ?, 'pending', 0, ?, ?, ?, ?)",
+    "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at, country, phone_range, traceparent) values (?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)",
   );
   const phoneLimits = (request: AuthCodeRequest): AuthCodeOutcome | null => {
     const max = request.maxPerHour;
@@ -93,6 +93,7 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
       at,
       request.country ?? null,
       request.range ?? null,
+      request.traceparent ?? null,
     );
     return outcome;
   });

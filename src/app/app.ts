@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
+import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { createHttpServer } from '../http/server.js';
@@ -117,10 +118,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const context = {
     store: counted,
     now: options.now ?? ((): Date => new Date()),
-    authCodes: {
-      maxPerHour: config.authCodesPerHour,
-      message: (code: string) => config.smsMessage.split('{code}').join(code),
-    },
+    authCodes: authCodePolicyOf(config),
     sms,
     onAuthCodeAccepted: () => outbox?.wake(),
     onWritten: () => watch.wrote(),

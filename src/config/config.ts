@@ -3,6 +3,7 @@
  * Every wrong value is reported with its name and what is expected, all at once, so an operator
  * fixes them in one go. docs/operations.md lists every setting (src/config/settings.ts).
  */
+import type { AuthCodePolicy } from '../operations/context.js';
 import type { ResultsMode } from '../operations/index.js';
 import { mergeConfigFile } from './config-file.js';
 import type { Config } from './config-types.js';
@@ -68,4 +69,12 @@ function inTableOrder(problems: readonly string[]): string[] {
     .map((p, i) => ({ p, i, r: rank(p) }))
     .sort((a, b) => a.r - b.r || a.i - b.i)
     .map((x) => x.p);
+}
+
+/** AuthCode's per-phone limit and SMS text, as the settings say: the service and the shadow's replay alike. */
+export function authCodePolicyOf(config: Config): AuthCodePolicy {
+  return {
+    maxPerHour: config.authCodesPerHour,
+    message: (code: string) => config.smsMessage.split('{code}').join(code),
+  };
 }

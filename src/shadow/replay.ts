@@ -10,9 +10,9 @@ import type { Exchange } from '../bindings/exchange.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { Route } from '../bindings/route.js';
+import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
-import { DEFAULT_AUTH_CODE_POLICY } from '../operations/context.js';
 import { operationsFor } from '../operations/index.js';
 import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
 import type { ServiceStore } from '../store/store.js';
@@ -45,7 +45,7 @@ export async function replayKinds(config: Config, store: ServiceStore, filter: R
   const settings = config.shadow;
   if (settings.legacyUrl === null) throw new Error('SIS_LEGACY_URL is not set: replay needs the legacy service');
   const services = groupServices(operationsFor(config.results));
-  const context = { store, now: () => new Date(), authCodes: DEFAULT_AUTH_CODE_POLICY, dryRun: true };
+  const context = { store, now: () => new Date(), authCodes: authCodePolicyOf(config), dryRun: true };
   const ours = new Dispatcher(
     services,
     { ...config, answerCacheBytes: 0 },
@@ -124,6 +124,8 @@ class ReplayExchange implements Exchange {
   readonly rawHeaders: string[];
   readonly isLocal = false;
   readonly clientAddress = '';
+  /** A replay starts no trace of its own, and never sends an SMS (writes are not replayed). */
+  readonly onwardTraceparent = undefined;
   readonly #headers = new Map<string, string>();
 
   constructor(example: ShadowExample, basePath: string) {

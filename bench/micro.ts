@@ -8,13 +8,13 @@
  * Usage: node dist/bench/micro.js [REGEX]   (BENCH_MICRO_SECONDS=1 per case; REGEX on
  * "group case", e.g. 'lookup|log line')
  */
-import { mainDataset } from './scenarios/datasets.js';
 import { soapFixtures } from './micro/fixtures.js';
 import { largeCases } from './micro/large-cases.js';
 import { checksum, measure } from './micro/measure.js';
 import { pieceCases } from './micro/piece-cases.js';
 import { soapCases } from './micro/soap-cases.js';
 import { storeCases } from './micro/store-cases.js';
+import { mainDataset } from './scenarios/datasets.js';
 
 const filter = process.argv[2] === undefined ? null : new RegExp(process.argv[2]);
 const seconds = Number(process.env['BENCH_MICRO_SECONDS'] ?? 1);

@@ -12,14 +12,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './scenarios/datasets.js';
-import { checkOnce } from './targets/http-check.js';
 import { chooseGenerator } from './load/generator.js';
-import type { LoadResult, LoadSpec } from './load/spec.js';
 import { BENCH_DIST, REPO_ROOT, cores, nodeCommand, pinSelf, runChild } from './load/processes.js';
+import type { LoadResult, LoadSpec } from './load/spec.js';
+import { mainDataset } from './scenarios/datasets.js';
 import { TARGETS, pathFor } from './scenarios/scenario.js';
 import type { TargetName } from './scenarios/scenario.js';
 import { scenarios } from './scenarios/scenarios.js';
+import { checkOnce } from './targets/http-check.js';
 import { importDataset } from './targets/servers.js';
 import { startTarget } from './targets/start-target.js';
 

@@ -23,16 +23,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mainDataset } from './scenarios/datasets.js';
 import { growthCheck } from './load/growth.js';
+import { cores, pinSelf } from './load/processes.js';
 import { measureScenarios } from './load/rounds.js';
+import { runOptions } from './load/run-options.js';
 import { machineFacts } from './report/machine-facts.js';
 import { fmt, say } from './report/print.js';
-import { cores, pinSelf } from './load/processes.js';
 import { writeResults } from './report/report.js';
-import { evaluateTargets } from './report/targets.js';
-import { runOptions } from './load/run-options.js';
 import { printTables, reportBlock } from './report/run-report.js';
+import { evaluateTargets } from './report/targets.js';
+import { mainDataset } from './scenarios/datasets.js';
 import { scenarios as allScenarios } from './scenarios/scenarios.js';
 import { importDataset } from './targets/servers.js';
 

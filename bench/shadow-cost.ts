@@ -7,12 +7,12 @@
  * comparisons cost whatever else runs on the machine). `node dist/bench/shadow-cost.js`;
  * BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (20), BENCH_CPU_PROF_DIR (a CPU profile per run).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { cpuSecondsOf, mainThreadCpuSecondsOf } from './load/proc-stat.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, startChild, waitUntilUp } from './load/processes.js';
 import type { Child } from './load/processes.js';

@@ -4,10 +4,10 @@
  * Latencies are kept here, per response, from autocannon's own hrtime measurement: its histogram
  * rounds to whole milliseconds, too coarse for answers that take a fraction of one.
  */
-import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
-import type { LoadResult, LoadSpec } from './spec.js';
+import { createRequire } from 'node:module';
 import { percentile } from '../report/stats.js';
+import type { LoadResult, LoadSpec } from './spec.js';
 
 interface AutocannonResult {
   readonly duration: number;

@@ -4,18 +4,18 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GROWTH_SIZES, growthDataset } from '../scenarios/datasets.js';
-import { send, verify } from '../targets/http-check.js';
-import { memoryOf } from './processes.js';
 import { fmt, say } from '../report/print.js';
 import type { GrowthRecord } from '../report/report.js';
-import type { RunOptions } from './run-options.js';
+import { median } from '../report/stats.js';
+import { GROWTH_SIZES, growthDataset } from '../scenarios/datasets.js';
 import { pathFor } from '../scenarios/scenario.js';
 import type { Scenario, TargetName } from '../scenarios/scenario.js';
 import { growthScenario } from '../scenarios/scenarios.js';
+import { send, verify } from '../targets/http-check.js';
 import { importDataset, startOurs, startPeer } from '../targets/servers.js';
 import type { Server } from '../targets/servers.js';
-import { median } from '../report/stats.js';
+import { memoryOf } from './processes.js';
+import type { RunOptions } from './run-options.js';
 
 export async function growthCheck(opts: RunOptions, serverCore: string | null, work: string): Promise<GrowthRecord[]> {
   const sizes = opts.quick ? [GROWTH_SIZES[0]] : [...GROWTH_SIZES];

@@ -4,17 +4,17 @@
  * machine falls on all of them alike; the answers are checked again after.
  */
 import { join } from 'node:path';
-import { checkOnce } from '../targets/http-check.js';
-import { badOf, loadRun } from './run.js';
-import type { Cores } from './processes.js';
 import { fmt, say } from '../report/print.js';
 import { summarize } from '../report/report.js';
 import type { RunRecord, Summary } from '../report/report.js';
-import type { RunOptions } from './run-options.js';
 import { targetsOf } from '../scenarios/scenario.js';
 import type { Scenario, TargetChoice, TargetName } from '../scenarios/scenario.js';
+import { checkOnce } from '../targets/http-check.js';
 import { fetchWsdl, startCeiling, startNecessary, startOurs, startPeer } from '../targets/servers.js';
 import type { Server } from '../targets/servers.js';
+import type { Cores } from './processes.js';
+import type { RunOptions } from './run-options.js';
+import { badOf, loadRun } from './run.js';
 
 type Servers = Map<TargetName, Server>;
 

@@ -1,8 +1,8 @@
 /** The benchmark run's settings, from BENCH_* in the environment (see run.ts). */
 import { join } from 'node:path';
 import { chooseGenerator } from './generator.js';
-import type { LoadGenerator } from './spec.js';
 import { REPO_ROOT } from './processes.js';
+import type { LoadGenerator } from './spec.js';
 
 export interface RunOptions {
   readonly quick: boolean;

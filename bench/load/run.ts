@@ -1,13 +1,13 @@
 /** One timed run of one scenario against one target: the load generator's figures and the server's. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LoadResult, LoadSpec } from './spec.js';
-import { BENCH_DIST, PeakSampler, machineBusySeconds, nodeCommand, runChild } from './processes.js';
 import type { RunRecord } from '../report/report.js';
-import type { RunOptions } from './run-options.js';
 import { pathFor } from '../scenarios/scenario.js';
 import type { Scenario } from '../scenarios/scenario.js';
 import type { Server } from '../targets/servers.js';
+import { BENCH_DIST, PeakSampler, machineBusySeconds, nodeCommand, runChild } from './processes.js';
+import type { RunOptions } from './run-options.js';
+import type { LoadResult, LoadSpec } from './spec.js';
 
 /** Answers that failed under load: non-2xx, socket errors, time-outs and bodies that differ. */
 export const badOf = (l: LoadResult): number => l.non2xx + l.errors + l.timeouts + l.mismatches;

@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import type { LoadResult, LoadSpec } from './spec.js';
 import { reapedChildrenCpuSeconds } from './proc-stat.js';
+import type { LoadResult, LoadSpec } from './spec.js';
 
 /** A Lua string literal of the UTF-8 bytes: printable ASCII as is, any other byte as \ddd. */
 export function luaString(text: string): string {

@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { cpus, release, totalmem } from 'node:os';
 import { describeGenerator } from '../load/generator.js';
-import type { LoadGenerator } from '../load/spec.js';
 import { HAS_TASKSET, REPO_ROOT, priorityNote } from '../load/processes.js';
 import type { Cores } from '../load/processes.js';
+import type { LoadGenerator } from '../load/spec.js';
 import { fmt } from './print.js';
 
 export function machineFacts(core: Cores, generator: LoadGenerator): string[] {

@@ -1,9 +1,9 @@
 /** What a run reports: its block for RESULTS.md, and the same tables on stdout. */
+import type { RunOptions } from '../load/run-options.js';
+import type { Scenario } from '../scenarios/scenario.js';
 import { fmt, say } from './print.js';
 import { growthTable, resultsTable, targetsTable } from './report.js';
 import type { GrowthRecord, Results, Target } from './report.js';
-import type { RunOptions } from '../load/run-options.js';
-import type { Scenario } from '../scenarios/scenario.js';
 
 /** The settings that shape the figures, repeated in the report's command line when set. */
 const REPORTED_ENV = [

@@ -5,9 +5,9 @@
  *
  * Usage: PORT=N node dist/bench/targets/ceiling-server.js ANSWERS.json
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { readFileSync } from 'node:fs';
 
 export interface FixedAnswer {
   readonly status: number;

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
-import { checkPeerBody } from './peer-check.js';
 import { pathFor } from '../scenarios/scenario.js';
 import type { BenchRequest, Scenario, TargetName } from '../scenarios/scenario.js';
+import { checkPeerBody } from './peer-check.js';
 
 export interface Answer {
   readonly status: number;

@@ -12,8 +12,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
 import { xmlText } from '../scenarios/asmx-xml.js';
 import {

@@ -6,8 +6,8 @@
  * Usage: PORT=N SIS_DATABASE_URL=sqlite:FILE node dist/bench/targets/peer-server.js WSDL_DIR SERVICE...
  * (WSDL_DIR holds SERVICE.wsdl as fetched from our service.)
  */
-import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { listen } from 'soap';
 import type { IServicePort, IServices } from 'soap';

@@ -1,11 +1,11 @@
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FixedAnswer } from './ceiling-server.js';
-import type { NecessaryRoute } from './necessary-server.js';
 import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from '../load/processes.js';
 import type { Child } from '../load/processes.js';
 import { pathFor } from '../scenarios/scenario.js';
 import type { Scenario, TargetName } from '../scenarios/scenario.js';
+import type { FixedAnswer } from './ceiling-server.js';
+import type { NecessaryRoute } from './necessary-server.js';
 
 /** The .asmx files whose WSDL node-soap serves. */
 export const SERVICES = ['PushNotificationMobile', 'NotificationNotes', 'AuthCodeSending'] as const;

@@ -6,10 +6,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import { isIPv4 } from 'node:net';
+import type { Refusal } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { cidrBlockList } from '../config/parse-settings.js';
-
-import type { Refusal } from '../bindings/types.js';
 
 const ADDRESS_REFUSED: Refusal = { reason: 'address' };
 

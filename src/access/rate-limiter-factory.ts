@@ -3,8 +3,8 @@
  * share a limit. Apart from rate-limit.ts so that the Redis limiter, which builds on it, is not
  * imported back by it.
  */
-import type { Dependency } from '../observe/dependency-health.js';
 import type { RateLimit } from '../config/parse-settings.js';
+import type { Dependency } from '../observe/dependency-health.js';
 import { MemoryRateLimiter } from './rate-limit.js';
 import type { RateLimiter } from './rate-limit.js';
 

@@ -4,9 +4,9 @@
  * through; that is logged once when it starts and once when Redis answers again.
  */
 import type { Redis } from 'ioredis';
-import { failFastRedis } from '../sms/fail-fast-redis.js';
-import type { Dependency, Problem } from '../observe/dependency-health.js';
 import type { RateLimit } from '../config/parse-settings.js';
+import type { Dependency, Problem } from '../observe/dependency-health.js';
+import { failFastRedis } from '../sms/fail-fast-redis.js';
 import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 

@@ -6,7 +6,6 @@
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { MetricsText } from '../observe/ops-endpoints.js';
-import type { StartupFailure } from './startup-failure-report.js';
 import {
   DRAIN,
   LISTENER_CLOSED,
@@ -16,6 +15,7 @@ import {
   STOP_LISTENING,
 } from './cluster-messages.js';
 import type { Control, MetricsRequest, MetricsResponse, StartupFailedMessage } from './cluster-messages.js';
+import type { StartupFailure } from './startup-failure-report.js';
 
 /**
  * In a worker that could not start: hands the failure to the primary, which reports it once for

@@ -1,6 +1,6 @@
-import type { Store } from '../store/store.js';
 import { isStreamed } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';
+import type { Store } from '../store/store.js';
 import type { Call } from './types.js';
 
 /** A cacheable call's key and the data version read for it, and the answer kept for both if any. */

@@ -1,5 +1,5 @@
-import type { ServiceError } from '../errors/errors.js';
 import type { ResultValue } from '../contract/types.js';
+import type { ServiceError } from '../errors/errors.js';
 import type { Reply } from '../reply/reply.js';
 import type { ResultWriter } from '../xml/result-writer.js';
 import type { Exchange } from './exchange.js';

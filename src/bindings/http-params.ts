@@ -1,7 +1,7 @@
 import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
-import { HttpBindingError } from '../errors/errors.js';
-import { AsmxText } from '../errors/asmx-text.js';
 import type { ArgValue, ParamType } from '../contract/types.js';
+import { AsmxText } from '../errors/asmx-text.js';
+import { HttpBindingError } from '../errors/errors.js';
 import type { Operation } from '../operations/index.js';
 import { hasXmlForbiddenChar } from '../xml/escape.js';
 import { emptyArgs } from './types.js';

@@ -1,5 +1,5 @@
-import { HttpBindingError } from '../errors/errors.js';
 import { AsmxText } from '../errors/asmx-text.js';
+import { HttpBindingError } from '../errors/errors.js';
 import type { Read } from './binding.js';
 import { parseMediaType } from './content-type.js';
 import type { Exchange } from './exchange.js';

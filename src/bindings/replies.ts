@@ -1,5 +1,5 @@
-import { PageError } from '../errors/errors.js';
 import { AsmxText } from '../errors/asmx-text.js';
+import { PageError } from '../errors/errors.js';
 import type { Reply } from '../reply/reply.js';
 import { escapeHtml } from '../xml/escape.js';
 import type { Refusal } from './types.js';

@@ -8,11 +8,11 @@
  */
 import type { Operation } from '../operations/index.js';
 import type { Binding } from './binding.js';
+import { parseMediaType } from './content-type.js';
 import type { Exchange } from './exchange.js';
 import { HTTP_GET } from './http-get.js';
 import { HTTP_POST } from './http-post.js';
 import type { ServiceRoutes } from './service-routes.js';
-import { parseMediaType } from './content-type.js';
 import { decodeAction } from './soap-envelope.js';
 import { firstGuess, SOAP11, SOAP12 } from './soap.js';
 

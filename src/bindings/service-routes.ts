@@ -1,8 +1,8 @@
 import { soapAction } from '../contract/soap-action.js';
 import type { Operation, Service } from '../operations/index.js';
+import type { EnvelopeLimits } from '../xml/envelope-reader.js';
 import { createResultWriter } from '../xml/result-writer.js';
 import type { ResultWriter } from '../xml/result-writer.js';
-import type { EnvelopeLimits } from '../xml/envelope-reader.js';
 
 /** What a request may cost to read, the same for every route (from the settings). */
 export interface ReadLimits {

@@ -1,13 +1,13 @@
+import { AsmxText } from '../errors/asmx-text.js';
 import { SoapFaultError } from '../errors/errors.js';
 import type { FaultCode } from '../errors/errors.js';
-import { AsmxText } from '../errors/asmx-text.js';
+import type { Envelope } from '../xml/envelope-reader.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
-import type { Envelope } from '../xml/envelope-reader.js';
 import type { MediaType } from './content-type.js';
+import type { ServiceRoutes } from './service-routes.js';
 import { ENVELOPE_TAIL, decodeAction, envelopeStart, routeByBodyElement } from './soap-envelope.js';
 import type { Routed, SoapRequest, SoapRules } from './soap-envelope.js';
-import type { ServiceRoutes } from './service-routes.js';
 
 const START = envelopeStart(SOAP12_ENVELOPE_NS);
 

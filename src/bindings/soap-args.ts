@@ -1,8 +1,8 @@
 import { scalarOf, ScalarFormatError } from '../contract/scalars.js';
-import { SoapFaultError, XmlReadError } from '../errors/errors.js';
-import { AsmxText, chain } from '../errors/asmx-text.js';
-import type { Operation } from '../operations/index.js';
 import type { ArgValue, ParamType } from '../contract/types.js';
+import { AsmxText, chain } from '../errors/asmx-text.js';
+import { SoapFaultError, XmlReadError } from '../errors/errors.js';
+import type { Operation } from '../operations/index.js';
 import type { ParamText } from '../xml/envelope-reader.js';
 import { emptyArgs } from './types.js';
 import type { Call } from './types.js';

@@ -1,3 +1,5 @@
+import type { ResultValue } from '../contract/types.js';
+import { AsmxText, chain } from '../errors/asmx-text.js';
 import {
   InvalidArgumentError,
   OperationFailedError,
@@ -6,9 +8,7 @@ import {
   UnsupportedMediaTypeError,
   XmlReadError,
 } from '../errors/errors.js';
-import { AsmxText, chain } from '../errors/asmx-text.js';
 import type { FaultCode, ServiceError } from '../errors/errors.js';
-import type { ResultValue } from '../contract/types.js';
 import type { Operation } from '../operations/index.js';
 import { wrapBody } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';

@@ -1,8 +1,8 @@
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
 import { parseMediaType } from './content-type.js';
-import { SoapBinding } from './soap-envelope.js';
 import { SOAP11_RULES } from './soap-11.js';
 import { SOAP12_RULES } from './soap-12.js';
+import { SoapBinding } from './soap-envelope.js';
 
 /** The SOAP 1.1 binding: SOAP 1.1's rules (soap-11.ts) on the shared envelope (soap-envelope.ts). */
 export const SOAP11: SoapBinding = new SoapBinding(SOAP11_RULES, versionOf);

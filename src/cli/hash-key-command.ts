@@ -3,11 +3,11 @@
  * configuration never contains a key in clear. Without an argument it makes a new random key.
  */
 import { randomBytes } from 'node:crypto';
+import { hashKey } from '../access/access.js';
 import { defineCommand } from './command.js';
 import type { Command } from './command.js';
 import { processOutput } from './output.js';
 import type { CommandOutput } from './output.js';
-import { hashKey } from '../access/access.js';
 
 const USAGE = `Usage: sis hash-key [KEY | -]
 

@@ -2,8 +2,8 @@
  * `sis outbox`: the SMS messages AuthCode queued, for an operator. Codes are never printed and
  * phones only with their last two digits, as in the logs: this output ends up in tickets.
  */
-import { maskPhone } from '../store/phone-mask.js';
 import type { DeliveryRate, DeliveryRates, OutboxState } from '../store/outbox-types.js';
+import { maskPhone } from '../store/phone-mask.js';
 import type { SmsStats } from '../store/sms-types.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';

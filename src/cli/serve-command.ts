@@ -4,14 +4,14 @@
  * fraction of a second, and a start costs only what it uses.
  */
 import cluster from 'node:cluster';
+import { describeStartupFailure, reportStartupFailure } from '../app/startup-failure-report.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
+import { parseWorkers } from '../config/parse-settings.js';
+import { SettingReader } from '../config/setting-reader.js';
 import { unknownSettingMessage, unknownSettings } from '../config/unknown-settings.js';
 import { createLogger, flushLog } from '../logging/logger.js';
 import type { Logger } from '../logging/logger.js';
-import { describeStartupFailure, reportStartupFailure } from '../app/startup-failure-report.js';
-import { parseWorkers } from '../config/parse-settings.js';
-import { SettingReader } from '../config/setting-reader.js';
 import { redactDatabaseUrl } from '../store/open/database-url.js';
 import { optionValue } from './args.js';
 import { defineCommand } from './command.js';

@@ -3,13 +3,13 @@
  * differences, and the cut-over gate. Read from the database, so every instance's comparisons and
  * rules are one.
  */
+import { writeFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { KIND_ID, patternProblem } from '../shadow/accepted.js';
-import { writeFile } from 'node:fs/promises';
 import { replayKinds } from '../shadow/replay.js';
-import { reportHtml } from '../shadow/report-html.js';
 import type { ReplayedKind } from '../shadow/replay.js';
+import { reportHtml } from '../shadow/report-html.js';
 import { buildReport, gateReasons, reportText } from '../shadow/report.js';
 import type { ShadowRule, ShadowRuleSpec, ShadowStore } from '../store/shadow-types.js';
 import { optionValue } from './args.js';

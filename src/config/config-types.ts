@@ -1,8 +1,8 @@
 /** The configuration as the service uses it, read and checked once at start (config.ts). */
 import type { ResultsMode } from '../operations/index.js';
+import type { SmsRules } from '../sms/sms-rules.js';
 import type { RateLimit } from './parse-settings.js';
 import type { RetentionSettings } from './retention-settings.js';
-import type { SmsRules } from '../sms/sms-rules.js';
 import type { SettingValue } from './settings.js';
 
 /** The SMS gateway AuthCode's messages are posted to. */

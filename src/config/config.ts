@@ -6,8 +6,6 @@
 import type { AuthCodePolicy } from '../operations/context.js';
 import type { ResultsMode } from '../operations/index.js';
 import { mergeConfigFile } from './config-file.js';
-import type { Config } from './config-types.js';
-import type { RateLimit } from './parse-settings.js';
 import {
   accessSettings,
   databaseSettings,
@@ -18,9 +16,11 @@ import {
   smsGuardSettings,
   smsSettings,
 } from './config-sections.js';
+import type { Config } from './config-types.js';
+import type { RateLimit } from './parse-settings.js';
 import { SettingReader } from './setting-reader.js';
-import { SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
+import { SETTINGS } from './settings.js';
 
 export type { Config, OutboxSettings, ShadowSettings, SmsWebhook } from './config-types.js';
 export type { RetentionSettings } from './retention-settings.js';

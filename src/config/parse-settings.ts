@@ -3,8 +3,8 @@
  * entry, and the parsers of the production settings. Each returns a value or a problem sentence
  * (without the setting's name, which the reader adds), so every wrong value is reported at once.
  */
-import { availableParallelism } from 'node:os';
 import { BlockList, isIP, isIPv4 } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 

@@ -4,8 +4,8 @@
  * table (src/config/settings.ts). A warning, not an error: a variable meant for something else
  * (a wrapper script's own SIS_*) must not stop the service. SIS_TEST_* belong to the test suite.
  */
-import { SETTING_NAMES, SETTINGS } from './settings.js';
 import type { Env } from './setting-reader.js';
+import { SETTING_NAMES, SETTINGS } from './settings.js';
 
 export interface UnknownSetting {
   readonly name: string;

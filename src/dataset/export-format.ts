@@ -2,9 +2,9 @@
  * How an export is written, exactly what `sis import` reads back: JSON with one record per line
  * (every field present, null written as null; push as one object), or one CSV table with a header row.
  */
-import { csvLine, DEFAULT_NULL_MARKER } from './csv.js';
 import { TABLE_FIELDS } from '../store/import/record-check.js';
 import type { TableName, TableRecord } from '../store/import/record-check.js';
+import { csvLine, DEFAULT_NULL_MARKER } from './csv.js';
 
 export interface ExportFormatter {
   /** Text before everything. */

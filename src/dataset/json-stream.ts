@@ -5,8 +5,6 @@
  * `jsonDatasetSource` hands it to an import record by record.
  */
 import type { ImportItem, ImportSource } from '../store/import/import-items.js';
-import { JsonSyntaxError, parseJsonValue } from './json-text.js';
-import type { DuplicateMember } from './json-text.js';
 import {
   checkRecord,
   isObject,
@@ -17,6 +15,8 @@ import {
   TOP_LEVEL_SHAPE,
 } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';
+import { JsonSyntaxError, parseJsonValue } from './json-text.js';
+import type { DuplicateMember } from './json-text.js';
 import { LineCounter } from './line-counter.js';
 
 // The walk's vocabulary: its states, limits and characters.

@@ -1,6 +1,6 @@
 /** A whole JSON dataset file read in memory (tests, small files), checked as the store checks it. */
-import type { Dataset } from '../store/store.js';
 import { checkDataset, DatasetError, Problems } from '../store/import/dataset-check.js';
+import type { Dataset } from '../store/store.js';
 import { JsonSyntaxError, parseJsonText, TextPosition } from './json-text.js';
 
 /** Parses a dataset file's text (UTF-8 already decoded); `source` names the file in the message. */

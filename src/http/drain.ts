@@ -6,8 +6,8 @@
  * is left at the time-out. A cluster stops every worker's listener before any drains, so that
  * clients told to reconnect find the port closed rather than a worker on its way out.
  */
-import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Logger } from '../logging/logger.js';
 import type { ServerState } from './server.js';
 

@@ -5,10 +5,10 @@ import { parseTarget } from '../bindings/request-target.js';
 import type { RequestTarget } from '../bindings/request-target.js';
 import type { Route } from '../bindings/route.js';
 import type { Config } from '../config/config.js';
-import { collectBody, readBody } from './body.js';
-import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 import { formatTraceparent, parseTraceparent } from '../observe/trace-context.js';
 import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
+import { collectBody, readBody } from './body.js';
+import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
 
 /**
  * A node:http request as the dispatcher sees it. One object per request with its methods on the

@@ -1,10 +1,10 @@
-import { redactUrl } from '../logging/redact.js';
 import type { Outcome } from '../bindings/exchange.js';
-import { databaseCondition } from '../store/db-errors.js';
 import { fixedInfoLine } from '../logging/fixed-line.js';
 import type { FixedLine } from '../logging/fixed-line.js';
 import type { Logger } from '../logging/logger.js';
+import { redactUrl } from '../logging/redact.js';
 import { RouteTree } from '../observe/route-tree.js';
+import { databaseCondition } from '../store/db-errors.js';
 import type { ReplyEnd } from './write-reply.js';
 
 /** What a request line needs of the exchange. */

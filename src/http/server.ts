@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Config } from '../config/config.js';
 import { unparsableRequestAnswer } from '../bindings/replies.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { RequestHandler } from './request-handler.js';
 import type { Answerer, ServerHooks } from './request-handler.js';

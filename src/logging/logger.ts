@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import { errSerializer } from './redact.js';
 import { LineBatch } from './line-batch.js';
 import { prettyStream } from './pretty-log.js';
+import { errSerializer } from './redact.js';
 
 export type { Logger };
 

@@ -5,8 +5,8 @@
  */
 import { scalarOf } from '../contract/scalars.js';
 import type { OperationSpec, ServiceSpec } from '../contract/types.js';
-import { bindingSamples, type Piece } from './help-samples.js';
 import { html, Html, page } from './help-html.js';
+import { bindingSamples, type Piece } from './help-samples.js';
 
 export interface HelpPageOptions {
   /** The service namespace (ASMX's `http://tempuri.org/`). */

@@ -1,6 +1,6 @@
 import { defineOperation } from '../contract/define.js';
-import type { StructSpec } from '../contract/types.js';
 import { settleList } from '../contract/list-pages.js';
+import type { StructSpec } from '../contract/types.js';
 import { DEFAULT_LIST_PAGE_ROWS } from './context.js';
 import type { OperationContext } from './context.js';
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { noteDatabaseFailure } from '../observe/database-watch.js';
+import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
 import type { OutboxMessage, OutboxStore } from '../store/outbox-types.js';
 import { maskPhone } from '../store/phone-mask.js';
 import type { Deliver } from './webhook.js';
-import { noteDatabaseFailure } from '../observe/database-watch.js';
-import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
 
 export interface OutboxWorkerOptions {
   /** How often to look for due messages when nothing wakes the worker. */

@@ -6,10 +6,10 @@
  * legacy framework's). Anything else is `different`, with the paths where the answers part.
  */
 import type { ShadowPath } from '../store/shadow-types.js';
+import { parseTree } from '../xml/xml-tree.js';
 import type { Captured } from './capture.js';
 import { clip, diffTrees, MAX_PATHS } from './xml-diff.js';
 import type { ListPairing } from './xml-diff.js';
-import { parseTree } from '../xml/xml-tree.js';
 
 export type Comparison =
   | { readonly result: 'identical' | 'equivalent' }

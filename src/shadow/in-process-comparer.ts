@@ -7,9 +7,9 @@
 import type { AcceptRule, ComparisonLabels } from './accepted.js';
 import type { Captured } from './capture.js';
 import type { JudgedExchange, Judgement, JudgeRules } from './judgement.js';
-import type { ListPairing } from './xml-diff.js';
 import { judge, recheckNoise } from './judgement.js';
 import type { ForwardRequest, LegacyClient } from './legacy-client.js';
+import type { ListPairing } from './xml-diff.js';
 
 export interface CompareJob {
   /** Our answer's labels (those of the metrics and the access log). */

@@ -6,8 +6,8 @@
 import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
 import { applyRules, shapeOf } from './accepted.js';
 import type { AcceptRule, ComparisonLabels } from './accepted.js';
-import type { Captured } from './capture.js';
 import { compareAnswers } from './answer-diff.js';
+import type { Captured } from './capture.js';
 import type { ExampleRequest } from './example.js';
 import { buildExample } from './example.js';
 import type { LegacyAnswer, LegacyResult } from './legacy-client.js';

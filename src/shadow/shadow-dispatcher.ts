@@ -14,27 +14,27 @@
  * operation, whether it may write) is the bindings' route (bindings/route.ts), never guessed here;
  * its labels are those the metrics and the access log get for it.
  */
-import { withTraceparent } from '../observe/trace-context.js';
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from '../bindings/dispatch.js';
 import type { Outcome } from '../bindings/exchange.js';
-import { performance } from 'node:perf_hooks';
 import { namedOperation } from '../bindings/route.js';
 import type { Route } from '../bindings/route.js';
-import type { Reply } from '../reply/reply.js';
 import type { ShadowSettings } from '../config/config.js';
 import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
+import { withTraceparent } from '../observe/trace-context.js';
+import type { Reply } from '../reply/reply.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
-import type { Comparer } from './in-process-comparer.js';
 import { Failover } from './failover.js';
+import type { Comparer } from './in-process-comparer.js';
 import type { Judgement, JudgeRules } from './judgement.js';
 import { judge, recheckNoise } from './judgement.js';
 import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
-import type { CountLabels, ShadowRecorder } from './recorder.js';
 import { modeOf } from './modes.js';
 import type { ModeTable, ShadowMode } from './modes.js';
 import { passThrough } from './pass-through.js';
+import type { CountLabels, ShadowRecorder } from './recorder.js';
 
 export interface ShadowParts {
   readonly settings: ShadowSettings;

@@ -3,22 +3,22 @@
  * every few seconds and at stop) and the dispatcher around ours; and the retention of what it
  * keeps, run by the pruner whatever the mode (records outlive a switch back to `off`).
  */
+import type { Registry } from 'prom-client';
 import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
 import type { Answerer } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
-import type { Service } from '../operations/index.js';
 import { ShadowMetrics } from '../observe/shadow-metrics.js';
-import type { Registry } from 'prom-client';
-import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { OperationContext } from '../operations/context.js';
-import type { ServiceStore } from '../store/store.js';
+import type { Service } from '../operations/index.js';
+import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { ShadowStore } from '../store/shadow-types.js';
+import type { ServiceStore } from '../store/store.js';
 import { RuleWatch } from './accepted.js';
 import { InProcessComparer } from './in-process-comparer.js';
-import { anyOn, modeTable, trustedAddresses } from './modes.js';
 import { LegacyClient } from './legacy-client.js';
+import { anyOn, modeTable, trustedAddresses } from './modes.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';

@@ -10,8 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptRule } from './accepted.js';
-import type { CompareJob, Comparer, Verdict } from './in-process-comparer.js';
 import type { JobMessage, VerdictMessage, WorkerSettings } from './comparison-thread.js';
+import type { CompareJob, Comparer, Verdict } from './in-process-comparer.js';
 
 const LOST: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 

@@ -6,8 +6,8 @@
  * limits protect the bill, so they hold while Redis is away.
  */
 import type { Redis } from 'ioredis';
-import { failFastRedis } from './fail-fast-redis.js';
 import type { CounterLimit } from '../store/store.js';
+import { failFastRedis } from './fail-fast-redis.js';
 
 // KEYS: counters; ARGV: their limits, their windows' ends (ms), then '1' for each enforced counter and
 // '0' for each watched one (monitor mode). Returns {i} when the i-th (1-based) is an enforced counter

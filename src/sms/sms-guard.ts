@@ -17,9 +17,9 @@ import { countedNetwork, inNetworkList, networkList } from './client-network.js'
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
 import type { RedisCounters } from './redis-counters.js';
+import { RefusalTally } from './refusal-tally.js';
 import { AuthCodeRefusedError, refusalMessage } from './refusal.js';
 import type { RefusalReason } from './refusal.js';
-import { RefusalTally } from './refusal-tally.js';
 import type { NumberType, SmsRules } from './sms-rules.js';
 import { countersFor, countsCountries } from './velocity-counters.js';
 

@@ -3,8 +3,8 @@
  * It knows nothing of XML or HTTP; SQLite and PostgreSQL implement it behind one query layer.
  */
 import type { OutboxStore } from './outbox-types.js';
-import type { ShadowStore } from './shadow-types.js';
 import type { RetentionStore } from './retention-types.js';
+import type { ShadowStore } from './shadow-types.js';
 
 /** A student as stored (a type, not an interface, so it is a StructValue). Every field but the key may be null, which answers leave out. */
 export type StudentRecord = {

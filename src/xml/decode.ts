@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { XmlReadError } from '../errors/errors.js';
 import { AsmxText } from '../errors/asmx-text.js';
+import { XmlReadError } from '../errors/errors.js';
 
 /**
  * Turns request bytes into text the way .NET's XmlReader picks an encoding: a byte order mark

@@ -1,10 +1,10 @@
 import { SaxesParser } from 'saxes';
 import type { SaxesTagNS } from 'saxes';
-import { XmlReadError } from '../errors/errors.js';
 import { AsmxText } from '../errors/asmx-text.js';
+import { XmlReadError } from '../errors/errors.js';
 import { scanEnvelope } from './envelope-scanner.js';
-import { XSI_NS } from './namespaces.js';
 import type { Envelope, EnvelopeLimits, ParamText } from './envelope.js';
+import { XSI_NS } from './namespaces.js';
 
 export type { Envelope, EnvelopeLimits, ParamText } from './envelope.js';
 

@@ -1,6 +1,6 @@
 import type { ListPages, StructValue } from '../contract/types.js';
-import { ChunkedText } from './chunked-text.js';
 import type { StreamedBody } from '../reply/reply.js';
+import { ChunkedText } from './chunked-text.js';
 import type { StructWriter } from './struct-writer.js';
 
 /** The text around a list's items: `open` before the first, `close` after the last; `empty` alone for none. */

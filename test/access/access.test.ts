@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashKey, presentedKey } from '../../src/access/access.js';
+import { forwardMethods } from '../../src/store/forward-store.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { ServiceStore } from '../../src/store/store.js';
-import { forwardMethods } from '../../src/store/forward-store.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';

@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { AnswerCache } from '../../src/bindings/answer-cache.js';
-import type { Reply } from '../../src/reply/reply.js';
 import { GetStudentSchool } from '../../src/operations/get-student-school.js';
 import { GetTokenDevice } from '../../src/operations/get-token-device.js';
 import type { Operation } from '../../src/operations/index.js';
+import type { Reply } from '../../src/reply/reply.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { ARGS, counter, dataset, names, student } from '../helpers/answer-cache-lists.js';
 import { bindingClients } from '../helpers/binding-clients.js';

@@ -14,10 +14,10 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createCheckCommand } from '../../src/cli/check-command.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
+import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 import { runToExit } from '../helpers/serve-process.js';
 import { closedPort, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
-import { HAVE_OPENSSL, makeCertificate } from '../helpers/certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-check-'));
 let counter = 0;

@@ -11,8 +11,8 @@ import { openSync, readdirSync, readFileSync, writeFileSync, writeSync, closeSyn
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migration-list.js';
 import { openStore } from '../../src/store/open/open-store.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migration-list.js';
 import { runToExit } from '../helpers/serve-process.js';
 import { assertOneLine, newDir, realDatabase } from '../helpers/startup-failure.js';
 import { adminClient, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { closedPort } from '../helpers/sms-gateway.js';
 import { runToExit } from '../helpers/serve-process.js';
+import { closedPort } from '../helpers/sms-gateway.js';
 
 const NOBODY = { uid: 65534, gid: 65534 };
 const SUPERUSER_PASSWORD = 'super-secret-for-the-test-cluster';

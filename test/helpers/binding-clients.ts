@@ -3,10 +3,10 @@ import { scalarOf } from '../../src/contract/scalars.js';
 import { isScalarResult } from '../../src/contract/types.js';
 import type { ListValue, ParamSpec, ResultValue, StructValue } from '../../src/contract/types.js';
 import type { Operation } from '../../src/operations/index.js';
-import { rawRequest } from './raw-http.js';
-import type { RawResponse } from './raw-http.js';
 import { child, readTree } from '../../src/xml/xml-tree.js';
 import type { XmlNode } from '../../src/xml/xml-tree.js';
+import { rawRequest } from './raw-http.js';
+import type { RawResponse } from './raw-http.js';
 
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 const ENV: Readonly<Record<'soap11' | 'soap12', string>> = {

@@ -2,14 +2,14 @@
  * Shadow test plumbing: a service of ours beside a legacy service (SIS_SHADOW on), the golden
  * exchanges sent to it as a client would, and the report read back from its database.
  */
-import { rawRequest } from './raw-http.js';
-import type { RawResponse } from './raw-http.js';
-import type { GoldenCase } from './legacy-replay.js';
-import { goldenDataset, startTestServer } from './test-server.js';
-import type { TestServer } from './test-server.js';
-import { openStore } from '../../src/store/open/open-store.js';
 import { buildReport } from '../../src/shadow/report.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { GoldenCase } from './legacy-replay.js';
+import { rawRequest } from './raw-http.js';
+import type { RawResponse } from './raw-http.js';
+import { goldenDataset, startTestServer } from './test-server.js';
+import type { TestServer } from './test-server.js';
 
 export async function startShadowed(
   env: Record<string, string>,

@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import type { Command } from '../../src/cli/command.js';
 import { createDevicesCommand } from '../../src/cli/devices-command.js';
 import { createExportCommand } from '../../src/cli/export-command.js';
 import { createImportCommand } from '../../src/cli/import-command.js';
 import { createMigrateCommand } from '../../src/cli/migrate-command.js';
 import type { CommandOutput } from '../../src/cli/output.js';
 import { createSchoolsCommand, createStatsCommand, createStudentsCommand } from '../../src/cli/report-commands.js';
-import type { Command } from '../../src/cli/command.js';
 import { cleanupTargets } from './store-targets.js';
 
 /** The temporary directory of this test process's files. */

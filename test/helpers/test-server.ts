@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { startApp } from '../../src/app/app.js';
 import type { App, AppOptions } from '../../src/app/app.js';
 import { loadConfig } from '../../src/config/config.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import { createLogger } from '../../src/logging/logger.js';
 import type { Operation } from '../../src/operations/index.js';
-import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import type { Dataset, ServiceStore } from '../../src/store/store.js';
 import { SMS_PROTECTION_OFF } from './sms-protection.js';
 

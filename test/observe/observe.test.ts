@@ -2,14 +2,14 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { formatLine } from '../../src/logging/pretty-log.js';
+import { errSerializer, redactUrl } from '../../src/logging/redact.js';
+import { RequestMetrics } from '../../src/observe/metrics.js';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
-import { formatLine } from '../../src/logging/pretty-log.js';
-import { RequestMetrics } from '../../src/observe/metrics.js';
-import { errSerializer, redactUrl } from '../../src/logging/redact.js';
+import { withOverrides } from '../../src/store/forward-store.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
-import { withOverrides } from '../../src/store/forward-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';

@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ShadowReport } from '../../src/shadow/report.js';
 import { LEGACY_BASE, goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer, LegacyReplay } from '../helpers/legacy-replay.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import { goldenDataset, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import type { ShadowReport } from '../../src/shadow/report.js';
-import { rawRequest } from '../helpers/raw-http.js';
 
 const edit =
   (from: string, to: string) =>

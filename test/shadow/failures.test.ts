@@ -5,16 +5,16 @@
  * a 502 with an empty body. A write the legacy may have received is never done by us as well.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
+import { after, describe, it } from 'node:test';
+import { openStore } from '../../src/store/open/open-store.js';
 import { startBadLegacy } from '../helpers/bad-legacy.js';
-import { eventually } from '../helpers/eventually.js';
 import type { Badness } from '../helpers/bad-legacy.js';
+import { eventually } from '../helpers/eventually.js';
 import { goldenCases } from '../helpers/legacy-replay.js';
 import { databaseUrlOf, finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
 import { closedPort } from '../helpers/sms-gateway.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { openStore } from '../../src/store/open/open-store.js';
 
 const cases = goldenCases();
 const TOKEN = cases.find((c) => c.name === 'soap11_GetTokenDevice_known')!;

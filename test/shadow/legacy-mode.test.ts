@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ShadowReport } from '../../src/shadow/report.js';
 import { LEGACY_BASE, goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer, GoldenCase, LegacyReplay } from '../helpers/legacy-replay.js';
+import type { RawResponse } from '../helpers/raw-http.js';
 import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
 import { startSmsGateway } from '../helpers/sms-gateway.js';
 import type { SmsGateway } from '../helpers/sms-gateway.js';
@@ -15,8 +17,6 @@ import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import type { FreshDatabase } from '../helpers/store-targets.js';
 import { goldenDataset, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import type { RawResponse } from '../helpers/raw-http.js';
-import type { ShadowReport } from '../../src/shadow/report.js';
 
 const SECRET = 'shadow-test-secret';
 const AUTH_CODE_CASES = ['soap11_AuthCode', 'soap12_AuthCode', 'get_AuthCode', 'post_AuthCode'];

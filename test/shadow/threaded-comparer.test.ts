@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import type { Logger } from '../../src/logging/logger.js';
 import type { CompareJob } from '../../src/shadow/in-process-comparer.js';
 import { ThreadedComparer } from '../../src/shadow/threaded-comparer.js';
 import { BY_POSITION } from '../../src/shadow/xml-diff.js';
-import type { Logger } from '../../src/logging/logger.js';
 import { closedPort } from '../helpers/sms-gateway.js';
 
 const ANSWER = '<a>legacy</a>';

@@ -13,10 +13,10 @@ import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { operations } from '../../src/operations/index.js';
 import { bindingClients } from '../helpers/binding-clients.js';
-import { closedPort, eventually, startSmsGateway } from '../helpers/sms-gateway.js';
-import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 import { startServe, stopServe } from '../helpers/serve-process.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
+import { closedPort, eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;

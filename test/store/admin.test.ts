@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { ImportRejectedError } from '../../src/store/import/bulk-import.js';
 import { csvSource } from '../../src/dataset/csv.js';
+import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
+import { ImportRejectedError } from '../../src/store/import/bulk-import.js';
 import { DatasetError } from '../../src/store/import/dataset-check.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { openStore } from '../../src/store/open/open-store.js';
-import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
-import { MigrationError } from '../../src/store/schema/migrations.js';
 import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
+import { MigrationError } from '../../src/store/schema/migrations.js';
+import { PAGE_ROWS } from '../../src/store/sql/sql-admin.js';
 import { exported, ids, json, student, text } from '../helpers/admin-rows.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 

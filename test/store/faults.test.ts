@@ -6,20 +6,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { OPERATION_FAILED } from '../../src/bindings/dispatch.js';
+import { DatabaseMissingError } from '../../src/errors/startup-errors.js';
+import { AuthCode } from '../../src/operations/auth-code.js';
+import { GetTokenDevice } from '../../src/operations/get-token-device.js';
+import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { BackgroundStore, StoreNotReadyError } from '../../src/store/open/background-store.js';
 import { DatabaseUrlError } from '../../src/store/open/database-url.js';
-import { DatabaseMissingError } from '../../src/errors/startup-errors.js';
-import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
 import { isTransientDatabaseError, openStoreWithRetry } from '../../src/store/open/open-retry.js';
 import type { AttemptFailure } from '../../src/store/open/open-retry.js';
 import { openStore } from '../../src/store/open/open-store.js';
-import { AuthCode } from '../../src/operations/auth-code.js';
-import { GetTokenDevice } from '../../src/operations/get-token-device.js';
 import { bindingClients } from '../helpers/binding-clients.js';
+import { eventually } from '../helpers/eventually.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from '../helpers/store-targets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startTestServer } from '../helpers/test-server.js';
-import { eventually } from '../helpers/eventually.js';
 
 after(cleanupTargets);
 

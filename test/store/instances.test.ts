@@ -15,9 +15,9 @@ import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
 import { migrations } from '../../src/store/schema/migration-list.js';
 import { bindingClients } from '../helpers/binding-clients.js';
-import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 import { runSis, startServe, stopServe } from '../helpers/serve-process.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
+import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 
 const op = (name: string): Operation => operations.find((o) => o.name === name)!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;

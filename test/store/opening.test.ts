@@ -13,8 +13,8 @@ import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { dialectFor } from '../../src/store/open/open-store.js';
 import { DatabaseUrlError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/store/open/database-url.js';
+import { dialectFor } from '../../src/store/open/open-store.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { Dataset } from '../../src/store/store.js';
 import {

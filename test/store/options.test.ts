@@ -1,10 +1,10 @@
 /** Which database errors are worth retrying. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DatabaseUrlError } from '../../src/store/open/database-url.js';
-import { MigrationError } from '../../src/store/schema/migrations.js';
-import { isTransientDatabaseError } from '../../src/store/open/open-retry.js';
 import { isConnectionLost } from '../../src/store/db-errors.js';
+import { DatabaseUrlError } from '../../src/store/open/database-url.js';
+import { isTransientDatabaseError } from '../../src/store/open/open-retry.js';
+import { MigrationError } from '../../src/store/schema/migrations.js';
 
 describe('isTransientDatabaseError', () => {
   const withCode = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });

@@ -9,8 +9,8 @@ import { BackgroundStore, StoreNotReadyError } from '../../src/store/open/backgr
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { StudentRecord } from '../../src/store/store.js';
-import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 import { eventually } from '../helpers/eventually.js';
+import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 
 const SCHOOL = 'http://big.example';
 

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { CsvParser, csvLine, csvSource, checkNullMarker } from '../../src/dataset/csv.js';
-import { DatasetError } from '../../src/store/import/dataset-check.js';
-import { parseDataset } from '../../src/dataset/parse-dataset.js';
-import { decodeUtf8, InvalidUtf8Error } from '../../src/dataset/utf8.js';
-import type { ImportItem, ImportSource } from '../../src/store/import/import-items.js';
 import { jsonDatasetSource } from '../../src/dataset/json-stream.js';
 import { MAX_VALUE_CHARS } from '../../src/dataset/json-stream.js';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
+import { decodeUtf8, InvalidUtf8Error } from '../../src/dataset/utf8.js';
+import { DatasetError } from '../../src/store/import/dataset-check.js';
+import type { ImportItem, ImportSource } from '../../src/store/import/import-items.js';
 import type { TableName } from '../../src/store/import/record-check.js';
 
 async function* chunks(text: string, size: number): AsyncGenerator<string> {

@@ -1,16 +1,16 @@
 /** The import format: every validation rule, with the message an operator sees. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import {
   DatasetError,
   findXmlForbiddenCharacter,
   MAX_LISTED_PROBLEMS,
   validateDataset,
 } from '../../src/store/import/dataset-check.js';
-import { parseDataset } from '../../src/dataset/parse-dataset.js';
 import { DEMO_DATASET } from '../../src/store/import/demo-data.js';
-import { join } from 'node:path';
 import { repoRoot } from '../helpers/test-server.js';
 
 const repoFile = (path: string): string => readFileSync(join(repoRoot, path), 'utf8');

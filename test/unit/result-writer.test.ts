@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StructValue } from '../../src/contract/types.js';
-import { createResultWriter } from '../../src/xml/result-writer.js';
 import { isStreamed } from '../../src/reply/reply.js';
 import type { Body } from '../../src/reply/reply.js';
+import { createResultWriter } from '../../src/xml/result-writer.js';
 import { readTree } from '../../src/xml/xml-tree.js';
 
 /** XmlSerializer shapes no store can produce (null lists and items), and large answers in pieces. */

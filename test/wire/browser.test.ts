@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { readTree } from '../../src/xml/xml-tree.js';
 import { ACTIVE, dataset, SCHOOL, SPECIAL_ID, SPECIAL_ID_TOKEN } from '../clients/scenarios.js';
 import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { readTree } from '../../src/xml/xml-tree.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MISSING = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: install chromium`;

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { withOverrides } from '../../src/store/forward-store.js';
+import { openStore } from '../../src/store/open/open-store.js';
+import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { openStore } from '../../src/store/open/open-store.js';
-import type { SqlStore } from '../../src/store/sql/sql-store.js';
-import { withOverrides } from '../../src/store/forward-store.js';
 
 const dataset = { devices: [{ id: '1', token: 'tok-AAA-111' }] };
 const env11 = (op: string, inner: string, header = ''): string =>

@@ -6,9 +6,9 @@
  * or not; and the start warns when the server key is answered to anyone.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { createHash } from 'node:crypto';
 import { operationsFor } from '../../src/operations/index.js';
 import type { Operation, ResultsMode } from '../../src/operations/index.js';
 import type { Dataset } from '../../src/store/store.js';

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { operations } from '../../src/operations/index.js';
+import { readTree } from '../../src/xml/xml-tree.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import type { RawRequest, RawResponse } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { readTree } from '../../src/xml/xml-tree.js';
 
 /**
  * Mutates valid requests for every operation and binding (byte flips, cuts, insertions, header

@@ -12,13 +12,13 @@ import { BackgroundStore } from '../../src/store/open/background-store.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import type { Dataset, Store, StudentRecord } from '../../src/store/store.js';
+import { eventually } from '../helpers/eventually.js';
 import { dechunk, parseResponse, rawRequest } from '../helpers/raw-http.js';
 import type { RawRequest, RawResponse } from '../helpers/raw-http.js';
 import { adminClient, cleanupTargets, postgresTarget, storeTargets } from '../helpers/store-targets.js';
 import type { FreshDatabase } from '../helpers/store-targets.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { eventually } from '../helpers/eventually.js';
 
 const BIG = 'http://big.example';
 const SMALL = 'http://small.example';

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SaxesParser } from 'saxes';
 import { defineOperation } from '../../src/contract/define.js';
@@ -16,7 +17,6 @@ import { renderDisco } from '../../src/metadata/disco.js';
 import { soapAction } from '../../src/metadata/names.js';
 import { renderWsdl } from '../../src/metadata/wsdl.js';
 import { services } from '../../src/operations/index.js';
-import { join } from 'node:path';
 import { repoRoot } from '../helpers/test-server.js';
 
 const TEMPURI = 'http://tempuri.org/';

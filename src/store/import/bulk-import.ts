@@ -4,13 +4,13 @@
  * the service keeps writing); the database then finds duplicate keys; only a file without a single
  * problem is merged into the real tables, in one write transaction. A dry run stops before the merge.
  */
+import type { Dialect } from '../schema/dialect.js';
 import type { WithBulkSession } from './bulk-session.js';
 import { createStager, quote, stageTable } from './bulk-stager.js';
 import { plural } from './dataset-check.js';
 import type { ImportSource } from './import-items.js';
 import { KEY_FIELD, REQUIRED_FIELDS, TABLE_FIELDS, TABLE_NAMES } from './record-check.js';
 import type { TableName } from './record-check.js';
-import type { Dialect } from '../schema/dialect.js';
 
 export interface BulkImportOptions {
   /** Empty the tables the file provides first (same transaction as the merge). */

@@ -4,19 +4,19 @@
  * (ping included, hence /readyz) fails with StoreNotReadyError, which operations turn into the
  * documented server fault.
  */
-import type { OpenStoreOptions } from './open-store.js';
-import { openStoreWithRetry } from './open-retry.js';
-import type { RetryOptions } from './open-retry.js';
 import { forwardMethods } from '../forward-store.js';
 import type { Around } from '../forward-store.js';
-import { SqlRetention } from '../sql/sql-retention.js';
 import type { RetentionStore } from '../retention-types.js';
+import type { ShadowStore } from '../shadow-types.js';
+import type { SmsStore } from '../sms-types.js';
+import { SqlRetention } from '../sql/sql-retention.js';
+import { SqlShadow } from '../sql/sql-shadow.js';
+import { SqlSms } from '../sql/sql-sms.js';
 import { SqlStore } from '../sql/sql-store.js';
 import type { ServiceStore, StudentRecord } from '../store.js';
-import { SqlSms } from '../sql/sql-sms.js';
-import type { SmsStore } from '../sms-types.js';
-import { SqlShadow } from '../sql/sql-shadow.js';
-import type { ShadowStore } from '../shadow-types.js';
+import { openStoreWithRetry } from './open-retry.js';
+import type { RetryOptions } from './open-retry.js';
+import type { OpenStoreOptions } from './open-store.js';
 
 export class StoreNotReadyError extends Error {
   readonly code = 'ERR_STORE_NOT_READY';

@@ -3,10 +3,10 @@
  * retry with exponential back-off while the failure is one that time can cure, give up at once on
  * one it cannot (a wrong URL, a wrong password, a database newer than the program).
  */
+import { isTransientDatabaseError } from '../db-errors.js';
+import type { SqlStore } from '../sql/sql-store.js';
 import { openStore } from './open-store.js';
 import type { OpenStoreOptions } from './open-store.js';
-import type { SqlStore } from '../sql/sql-store.js';
-import { isTransientDatabaseError } from '../db-errors.js';
 
 export { isConnectionLost, isTransientDatabaseError } from '../db-errors.js';
 

@@ -11,15 +11,15 @@
  * the service would meet (sqlite-open-error.ts, postgres-open-error.ts), so the check and the
  * start say the same thing.
  */
-import { parseDatabaseUrl } from './database-url.js';
-import type { DatabaseInspection } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
-import type { SqlStore } from '../sql/sql-store.js';
-import type { Dialect } from '../schema/dialect.js';
-import { inspectPostgres, openPostgres } from '../postgres/postgres-open.js';
 import { postgres } from '../postgres/postgres-dialect.js';
-import { inspectSqlite, openSqlite } from '../sqlite/sqlite-open.js';
+import { inspectPostgres, openPostgres } from '../postgres/postgres-open.js';
+import type { Dialect } from '../schema/dialect.js';
+import type { DatabaseInspection } from '../schema/migrations.js';
+import type { SqlStore } from '../sql/sql-store.js';
 import { sqlite } from '../sqlite/sqlite-dialect.js';
+import { inspectSqlite, openSqlite } from '../sqlite/sqlite-open.js';
+import { parseDatabaseUrl } from './database-url.js';
 
 export type { OpenStoreOptions } from '../open-options.js';
 export type { DatabaseInspection } from '../schema/migrations.js';

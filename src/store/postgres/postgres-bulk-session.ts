@@ -4,8 +4,8 @@
  * (pg-copy-streams), which Kysely cannot do.
  */
 import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { Pool } from 'pg';
 import type { CopyIn, WithBulkSession } from '../import/bulk-session.js';
 import { postgres } from './postgres-dialect.js';

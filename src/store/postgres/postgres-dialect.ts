@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database } from '../schema/tables.js';
 import type { Dialect } from '../schema/dialect.js';
+import type { Database } from '../schema/tables.js';
 
 /** First half of the two-key advisory lock: "SIS" plus 1, unlikely to collide with other applications. */
 const LOCK_CLASS = 0x53495301;

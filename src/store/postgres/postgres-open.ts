@@ -4,11 +4,11 @@
  * one for `sis check` in read-only transactions.
  */
 import { Kysely, PostgresDialect } from 'kysely';
+import type { OpenStoreOptions } from '../open-options.js';
 import type { DatabaseInspection } from '../schema/migrations.js';
 import { schemaStatus } from '../schema/migrations.js';
-import type { OpenStoreOptions } from '../open-options.js';
-import { readyStore } from '../sql/ready-store.js';
 import type { Database } from '../schema/tables.js';
+import { readyStore } from '../sql/ready-store.js';
 import type { SqlStore } from '../sql/sql-store.js';
 import { postgres } from './postgres-dialect.js';
 import { postgresOpenError, postgresTarget } from './postgres-open-error.js';

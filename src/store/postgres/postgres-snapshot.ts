@@ -1,7 +1,7 @@
 /** PostgreSQL's snapshot reads (SnapshotRead, sql/engine-parts.ts), for streamed lists. */
 import type { Kysely } from 'kysely';
-import type { SnapshotRead } from '../sql/engine-parts.js';
 import type { Database } from '../schema/tables.js';
+import type { SnapshotRead } from '../sql/engine-parts.js';
 
 /** PostgreSQL: a pooled connection in a read-only repeatable-read transaction, taken now. */
 export async function postgresSnapshot(db: Kysely<Database>): Promise<SnapshotRead> {

@@ -4,10 +4,10 @@
  * advisory lock lets several instances start at once.
  */
 import type { Kysely } from 'kysely';
-import type { Dialect } from './dialect.js';
-import type { Database } from './tables.js';
-import { LATEST_SCHEMA_VERSION, migrations } from './migration-list.js';
 import { SchemaTooNewError } from '../../errors/startup-errors.js';
+import type { Dialect } from './dialect.js';
+import { LATEST_SCHEMA_VERSION, migrations } from './migration-list.js';
+import type { Database } from './tables.js';
 
 export class MigrationError extends Error {
   readonly code = 'ERR_MIGRATION';

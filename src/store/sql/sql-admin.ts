@@ -10,13 +10,13 @@ import type { BulkImportOptions, BulkImportReport } from '../import/bulk-import.
 import type { WithBulkSession } from '../import/bulk-session.js';
 import { DatasetError } from '../import/dataset-check.js';
 import type { ImportSource } from '../import/import-items.js';
-import { LATEST_SCHEMA_VERSION } from '../schema/migration-list.js';
 import { findXmlForbiddenCharacter } from '../import/record-check.js';
 import type { TableName, TableRecord } from '../import/record-check.js';
 import type { Dialect } from '../schema/dialect.js';
+import { LATEST_SCHEMA_VERSION } from '../schema/migration-list.js';
 import type { Database } from '../schema/tables.js';
-import type { DeviceRecord, StudentRecord } from '../store.js';
 import { pinnedTransaction } from '../schema/transaction.js';
+import type { DeviceRecord, StudentRecord } from '../store.js';
 
 export interface StoreStats {
   readonly students: number;

@@ -7,6 +7,15 @@
  */
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
+import {
+  ACCEPTED,
+  backoffRefusal,
+  backoffStart,
+  phoneDecision,
+  refusedUntil,
+  repeatStart,
+  windowStart,
+} from '../auth-code-window.js';
 import type {
   DeliveryRate,
   DeliveryRates,
@@ -18,19 +27,10 @@ import type {
   OutboxStore,
   ReceiptStatus,
 } from '../outbox-types.js';
+import { MASKED_PHONE_SQL } from '../phone-mask.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database, OutboxTable } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
-import { MASKED_PHONE_SQL } from '../phone-mask.js';
-import {
-  ACCEPTED,
-  backoffRefusal,
-  backoffStart,
-  phoneDecision,
-  refusedUntil,
-  repeatStart,
-  windowStart,
-} from '../auth-code-window.js';
 import { CounterFull, takeCounters } from './sql-sms.js';
 
 /** A gateway's error text is kept for `sis outbox list`, not as a log: a line is enough. */

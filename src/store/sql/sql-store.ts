@@ -17,8 +17,6 @@ import type {
 } from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
-import { SqlSms } from './sql-sms.js';
-import { SqlShadow } from './sql-shadow.js';
 import type {
   AuthCodeOutcome,
   AuthCodeRequest,
@@ -31,10 +29,12 @@ import type {
   StudentRecord,
 } from '../store.js';
 import type { DataVersionReader, DirectAuthCode, EngineParts, EngineReads, EngineSnapshots } from './engine-parts.js';
+import { Slots } from './slots.js';
 import { SqlAdmin } from './sql-admin.js';
 import { SqlOutbox } from './sql-outbox.js';
 import { SqlRetention } from './sql-retention.js';
-import { Slots } from './slots.js';
+import { SqlShadow } from './sql-shadow.js';
+import { SqlSms } from './sql-sms.js';
 import { StudentLists } from './student-lists.js';
 
 export class SqlStore implements ServiceStore {

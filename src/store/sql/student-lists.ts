@@ -6,9 +6,9 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema/tables.js';
-import type { Slots } from './slots.js';
-import type { SnapshotRead } from './engine-parts.js';
 import type { StudentRecord } from '../store.js';
+import type { SnapshotRead } from './engine-parts.js';
+import type { Slots } from './slots.js';
 
 /** id_student, fullName, id_device, seq: the columns every list query selects, in this order. */
 type StudentRow = readonly unknown[];

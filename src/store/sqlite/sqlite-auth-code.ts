@@ -5,7 +5,6 @@
  * each query through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import type { DirectAuthCode } from '../sql/engine-parts.js';
 import {
   ACCEPTED,
   backoffRefusal,
@@ -16,6 +15,7 @@ import {
   windowStart,
 } from '../auth-code-window.js';
 import type { RecentCode } from '../auth-code-window.js';
+import type { DirectAuthCode } from '../sql/engine-parts.js';
 import type { AuthCodeOutcome, AuthCodeRequest } from '../store.js';
 
 /**

@@ -7,20 +7,20 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { DatabaseInspection } from '../schema/migrations.js';
 import { DatabaseAccessError } from '../../errors/startup-errors.js';
-import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { OpenStoreOptions } from '../open-options.js';
-import { readyStore } from '../sql/ready-store.js';
+import type { DatabaseInspection } from '../schema/migrations.js';
+import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { Database } from '../schema/tables.js';
+import { readyStore } from '../sql/ready-store.js';
 import type { SqlStore } from '../sql/sql-store.js';
 import { sqliteAccessProblem } from './sqlite-access.js';
+import { sqlite } from './sqlite-dialect.js';
 import { sqliteOpenError } from './sqlite-open-error.js';
 import { closeSqlite, SNAPSHOT_SLOTS, sqliteParts } from './sqlite-parts.js';
 import type { SqliteConnections } from './sqlite-parts.js';
 import { SqliteReaders } from './sqlite-readers.js';
 import { reuseStatements } from './sqlite-statement-cache.js';
-import { sqlite } from './sqlite-dialect.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 

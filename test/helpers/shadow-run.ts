@@ -2,6 +2,7 @@
  * Shadow test plumbing: a service of ours beside a legacy service (SIS_SHADOW on), the golden
  * exchanges sent to it as a client would, and the report read back from its database.
  */
+import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import { buildReport } from '../../src/shadow/report.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 import { openStore } from '../../src/store/open/open-store.js';
@@ -53,4 +54,19 @@ export async function finish(server: TestServer, databaseUrl?: string): Promise<
   const report = await reportOf(databaseUrlOf(server, databaseUrl));
   await server.close();
   return report;
+}
+
+/** `sis shadow ARGS` run in process with `env`, its output caught. */
+export async function shadowCli(
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const command = createShadowCommand({
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => (err += t) },
+  });
+  const code = await command.run([...args], env);
+  return { code, out, err };
 }

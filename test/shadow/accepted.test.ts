@@ -8,26 +8,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import { RULES_REFRESH_MS } from '../../src/shadow/accepted.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 import type { ShadowRule } from '../../src/store/shadow-types.js';
 import { goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer } from '../helpers/legacy-replay.js';
-import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 
 after(cleanupTargets);
 
-async function sis(args: string[], databaseUrl: string): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const command = createShadowCommand({
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  const code = await command.run(args, { SIS_DATABASE_URL: databaseUrl });
-  return { code, out, err };
+function sis(args: string[], databaseUrl: string): Promise<{ code: number; out: string; err: string }> {
+  return shadowCli(args, { SIS_DATABASE_URL: databaseUrl });
 }
 
 async function report(databaseUrl: string): Promise<ShadowReport> {

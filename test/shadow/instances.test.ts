@@ -4,22 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import { goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
-import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets, postgresTarget } from '../helpers/store-targets.js';
 
 after(cleanupTargets);
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const command = createShadowCommand({
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  return command.run(args, env).then((code) => ({ code, out, err }));
-}
+const run = shadowCli;
 
 describe('two instances on one PostgreSQL', { skip: postgresTarget.skip ?? undefined }, () => {
   it('add up in one report, shaped as documented; reset clears it', async () => {

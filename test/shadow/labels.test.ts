@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import { startLegacyReplay } from '../helpers/legacy-replay.js';
 import { rawRequest } from '../helpers/raw-http.js';
-import { databaseUrlOf, startShadowed } from '../helpers/shadow-run.js';
+import { databaseUrlOf, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets } from '../helpers/store-targets.js';
 
 after(cleanupTargets);
@@ -34,13 +33,7 @@ const REQUESTS = [
 ];
 
 async function shadowReport(databaseUrl: string): Promise<{ groups: Record<string, unknown>[] }> {
-  let out = '';
-  let err = '';
-  const command = createShadowCommand({
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  const code = await command.run(['report', '--json'], { SIS_DATABASE_URL: databaseUrl });
+  const { code, out, err } = await shadowCli(['report', '--json'], { SIS_DATABASE_URL: databaseUrl });
   assert.equal(code, 0, err);
   return JSON.parse(out) as { groups: Record<string, unknown>[] };
 }

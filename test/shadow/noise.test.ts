@@ -6,12 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 import { eventually } from '../helpers/eventually.js';
 import { goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer, LegacyReplay } from '../helpers/legacy-replay.js';
-import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import type { TestServer } from '../helpers/test-server.js';
 
@@ -26,10 +25,8 @@ const replace = (a: GoldenAnswer, from: string, to: string): GoldenAnswer => {
   return { ...a, body: Buffer.from(text.replace(from, to), 'utf8') };
 };
 
-async function gate(args: string[], databaseUrl: string): Promise<{ code: number; out: string }> {
-  let out = '';
-  const command = createShadowCommand({ stdout: { write: (t: string) => (out += t) }, stderr: { write: () => {} } });
-  return { code: await command.run(['report', '--check', ...args], { SIS_DATABASE_URL: databaseUrl }), out };
+function gate(args: string[], databaseUrl: string): Promise<{ code: number; out: string }> {
+  return shadowCli(['report', '--check', ...args], { SIS_DATABASE_URL: databaseUrl });
 }
 
 for (const target of storeTargets) {

@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import type { ReplayedKind } from '../../src/shadow/replay.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer } from '../helpers/legacy-replay.js';
-import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 
 after(cleanupTargets);
@@ -42,13 +41,7 @@ const ALTER = new Map([
 ]);
 
 async function replay(env: Record<string, string>): Promise<ReplayedKind[]> {
-  let out = '';
-  let err = '';
-  const command = createShadowCommand({
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  const code = await command.run(['replay', '--json'], env);
+  const { code, out, err } = await shadowCli(['replay', '--json'], env);
   assert.equal(code, 0, err);
   return JSON.parse(out) as ReplayedKind[];
 }

@@ -11,10 +11,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { createShadowCommand } from '../../src/cli/shadow-command.js';
 import { goldenCases, startLegacyReplay } from '../helpers/legacy-replay.js';
 import type { GoldenAnswer } from '../helpers/legacy-replay.js';
-import { finish, sendCase, startShadowed } from '../helpers/shadow-run.js';
+import { finish, sendCase, startShadowed, shadowCli } from '../helpers/shadow-run.js';
 import { cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import { fixture } from '../helpers/test-server.js';
 
@@ -27,15 +26,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function sis(args: string[], databaseUrl: string): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const command = createShadowCommand({
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  const code = await command.run(args, { SIS_DATABASE_URL: databaseUrl });
-  return { code, out, err };
+function sis(args: string[], databaseUrl: string): Promise<{ code: number; out: string; err: string }> {
+  return shadowCli(args, { SIS_DATABASE_URL: databaseUrl });
 }
 
 const edit =

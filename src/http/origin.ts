@@ -71,18 +71,25 @@ export function isLocalAddress(address: string | undefined): boolean {
 /**
  * The client's address for access rules and rate limits: the peer, or, when the peer is a
  * trusted proxy, the nearest X-Forwarded-For entry that is not one (entries a client wrote
- * itself sit further left and are not believed).
+ * itself sit further left and are not believed). A hop that is not an IP address (a name, a
+ * port, an empty entry) ends the walk: the proxy that wrote it cannot be believed to have
+ * written the client's address, so the last address believed (a trusted proxy's) is the
+ * client, and everyone behind it shares its limits rather than choosing their own.
  */
 export function clientAddress(req: IncomingMessage, config: Config): string {
   const peer = plainAddress(req.socket.remoteAddress ?? '');
   if (!isTrustedProxy(peer, config.trustedProxies)) return peer;
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  if (header === undefined) return peer;
+  const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+  let believed = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = plainAddress(hops[i]!.trim());
-    if (hop !== '' && !isTrustedProxy(hop, config.trustedProxies)) return hop;
+    if (isIP(hop) === 0) return believed;
+    if (!isTrustedProxy(hop, config.trustedProxies)) return hop;
+    believed = hop;
   }
-  return peer;
+  return believed;
 }
 
 /** `::ffff:10.0.0.1` is 10.0.0.1: one client, one address, whichever socket family it came on. */

@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import { formatTraceparent, parseTraceparent } from '../observe/trace-context.js';
 import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
 import { collectBody, readBody } from './body.js';
-import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
+import { clientAddress, isLocalAddress, originForm, requestOrigin } from './origin.js';
 
 /**
  * A node:http request as the dispatcher sees it. One object per request with its methods on the
@@ -17,6 +17,7 @@ import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
  */
 export class HttpExchange implements Exchange {
   readonly method: string;
+  /** The request target in origin form (`/X.asmx?WSDL`), however the client wrote it. */
   readonly url: string;
   /** performance.now() at arrival, for the duration metric and log. */
   readonly started = performance.now();
@@ -33,7 +34,7 @@ export class HttpExchange implements Exchange {
     readonly requestId: string,
   ) {
     this.method = req.method ?? 'GET';
-    this.url = req.url ?? '/';
+    this.url = originForm(req.url ?? '/');
   }
 
   #target: RequestTarget | null | undefined;

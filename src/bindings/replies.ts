@@ -87,6 +87,14 @@ export function refusalReply(refusal: Refusal): Reply {
   }
 }
 
+/** A request with more than one Host header (RFC 9112 3.2: a 400). */
+export const ONE_HOST: Reply = {
+  status: 400,
+  contentType: TEXT_PLAIN,
+  body: 'Bad Request: a request has exactly one Host header; this one has several.\r\n',
+  invoked: false,
+};
+
 /** A failure of ours outside any operation: safe words only, the cause goes to the log. */
 export const INTERNAL_ERROR: Reply = {
   status: 500,
@@ -94,6 +102,18 @@ export const INTERNAL_ERROR: Reply = {
   body: `${AsmxText.InternalError()}\r\n`,
   invoked: false,
 };
+
+/**
+ * The whole raw answer to CONNECT: this is an origin server, not a proxy, so no tunnel is opened
+ * (RFC 9110 9.3.6); 405 names the methods its resources take, and the connection closes.
+ */
+export function connectAnswer(): string {
+  const body = 'Method Not Allowed: CONNECT opens a tunnel through a proxy; this is not one.\r\n';
+  return (
+    'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
 
 /**
  * The whole raw answer to a request node:http could not parse (no request object exists, so no

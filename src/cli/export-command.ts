@@ -3,14 +3,15 @@
  * page by page from one snapshot. An import of the output into an empty database, exported again,
  * gives the same bytes.
  */
-import { createWriteStream } from 'node:fs';
 import type { WriteStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { checkNullMarker, CsvOptionError, DEFAULT_NULL_MARKER } from '../dataset/csv.js';
 import { csvFormatter, jsonFormatter } from '../dataset/export-format.js';
 import { TABLE_NAMES } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';
+import { openPrivateFile } from '../store/private-file.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
@@ -117,18 +118,21 @@ export function createExportCommand(output: CommandOutput = processOutput): Comm
 
 export const exportCommand: Command = createExportCommand();
 
-/** A file written beside its final name and renamed once complete: never a half export under that name. */
+/**
+ * A file written beside its final name and renamed once complete: never a half export under that
+ * name. It holds personal data: created 0600 (private-file.ts).
+ */
 async function openTarget(
   file: string,
 ): Promise<{ stream: WriteStream; commit(): Promise<void>; abandon(): Promise<void> }> {
   const temporary = `${file}.partial-${process.pid}`;
-  const stream = createWriteStream(temporary, { flags: 'wx' });
-  await new Promise<void>((resolve, reject) => {
-    stream.once('open', () => resolve());
-    stream.once('error', (error) =>
-      reject(new CommandError(`cannot write ${file}: ${errorMessage(error)}`, { cause: error })),
-    );
-  });
+  let handle: FileHandle;
+  try {
+    handle = await openPrivateFile(temporary);
+  } catch (error) {
+    throw new CommandError(`cannot write ${file}: ${errorMessage(error)}`, { cause: error });
+  }
+  const stream = handle.createWriteStream();
   return {
     stream,
     async commit() {

@@ -3,7 +3,6 @@
  * differences, and the cut-over gate. Read from the database, so every instance's comparisons and
  * rules are one.
  */
-import { writeFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { KIND_ID, patternProblem } from '../shadow/accepted.js';
@@ -11,6 +10,7 @@ import { replayKinds } from '../shadow/replay.js';
 import type { ReplayedKind } from '../shadow/replay.js';
 import { reportHtml } from '../shadow/report-html.js';
 import { buildReport, gateReasons, reportText } from '../shadow/report.js';
+import { writePrivateFile } from '../store/private-file.js';
 import type { ShadowRule, ShadowRuleSpec, ShadowStore } from '../store/shadow-types.js';
 import { optionValue } from './args.js';
 import type { ParsedArgs } from './args.js';
@@ -219,7 +219,8 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
           }
           if (html !== undefined) {
             const hourly = (await store.hourly(since)).filter((h) => operation === null || h.operation === operation);
-            await writeFile(html, reportHtml(report, hourly, await store.rules()));
+            // Examples name clients and their requests: the report is its owner's alone (0600).
+            await writePrivateFile(html, reportHtml(report, hourly, await store.rules()));
             output.stdout.write(`${html}\n`);
             return 0;
           }

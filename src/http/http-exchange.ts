@@ -5,10 +5,10 @@ import { parseTarget } from '../bindings/request-target.js';
 import type { RequestTarget } from '../bindings/request-target.js';
 import type { Route } from '../bindings/route.js';
 import type { Config } from '../config/config.js';
-import { formatTraceparent, parseTraceparent } from '../observe/trace-context.js';
+import { formatTraceparent, parseTraceparent, withTraceparent } from '../observe/trace-context.js';
 import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
 import { collectBody, readBody } from './body.js';
-import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
+import { clientAddress, isLocalAddress, originForm, requestOrigin } from './origin.js';
 
 /**
  * A node:http request as the dispatcher sees it. One object per request with its methods on the
@@ -17,6 +17,7 @@ import { clientAddress, isLocalAddress, requestOrigin } from './origin.js';
  */
 export class HttpExchange implements Exchange {
   readonly method: string;
+  /** The request target in origin form (`/X.asmx?WSDL`), however the client wrote it. */
   readonly url: string;
   /** performance.now() at arrival, for the duration metric and log. */
   readonly started = performance.now();
@@ -33,7 +34,7 @@ export class HttpExchange implements Exchange {
     readonly requestId: string,
   ) {
     this.method = req.method ?? 'GET';
-    this.url = req.url ?? '/';
+    this.url = originForm(req.url ?? '/');
   }
 
   #target: RequestTarget | null | undefined;
@@ -58,14 +59,27 @@ export class HttpExchange implements Exchange {
   }
 
   /**
-   * What a request made on this one's behalf (AuthCode's SMS delivery) carries as its traceparent:
-   * our span's while tracing (the delivery is its child), else the caller's (in its version 00
-   * form), else none. Only AuthCode asks.
+   * What a request made on this one's behalf (AuthCode's SMS delivery, to a third party) carries
+   * as its traceparent: our span's while tracing (the delivery is its child), else none: a
+   * caller's own header is not handed to the gateway. Only AuthCode asks.
    */
   get onwardTraceparent(): string | undefined {
-    if (this.span !== null) return this.span.traceparent;
+    return this.span?.traceparent;
+  }
+
+  /**
+   * The headers as received, for the legacy service: while tracing, with our span's traceparent;
+   * else with the caller's only if it is valid W3C trace context, in its 55-character version 00
+   * form (an invalid one, of any size, is dropped with its tracestate: the spec starts afresh).
+   */
+  get onwardHeaders(): readonly string[] {
+    const raw = this.req.rawHeaders;
+    if (this.span !== null) return withTraceparent(raw, this.span.traceparent);
+    const header = this.req.headers['traceparent'];
+    if (header === undefined) return raw;
     const parent = this.traceparent;
-    return parent === null ? undefined : formatTraceparent(parent.traceId, parent.parentId, parent.flags);
+    const onward = parent === null ? null : formatTraceparent(parent.traceId, parent.parentId, parent.flags);
+    return onward === header ? raw : withTraceparent(raw, onward);
   }
 
   /** The trace this request belongs to, for its log line: ours while tracing, else the caller's, else none. */

@@ -9,16 +9,17 @@ const HOST_RE = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The `scheme://host[:port]` a client used (decision 3): a configured public URL wins; then
- * X-Forwarded-Proto/Host, believed only from a trusted proxy; then the Host header with its
- * port, as IIS does. A Host header that is not a host name falls back to the local address,
- * so a hostile header can never inject markup into a WSDL.
+ * X-Forwarded-Proto/Host, believed only from a trusted proxy; then the authority of an
+ * absolute-form target (RFC 9112 3.2.2: it, not the Host header, names the host), else the Host
+ * header with its port, as IIS does. A Host that is not a host name falls back to the local
+ * address, so a hostile header can never inject markup into a WSDL.
  */
 export function requestOrigin(req: IncomingMessage, config: Config): string {
   if (config.publicUrl !== null) return new URL(config.publicUrl).origin + stripPath(config.publicUrl);
   const trusted = isTrustedProxy(req.socket.remoteAddress, config.trustedProxies);
   const tls = (req.socket as Partial<TLSSocket>).encrypted === true;
   let scheme = tls ? 'https' : 'http';
-  let host = req.headers.host;
+  let host = absoluteFormAuthority(req.url ?? '/') ?? req.headers.host;
   if (trusted) {
     const proto = first(req.headers['x-forwarded-proto']);
     if (proto === 'http' || proto === 'https') scheme = proto;
@@ -30,6 +31,26 @@ export function requestOrigin(req: IncomingMessage, config: Config): string {
     host = `${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
   }
   return `${scheme}://${host}`;
+}
+
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
+
+/**
+ * A request target in origin form: `http://host/X.asmx?WSDL` (absolute form, RFC 9112 3.2.2,
+ * which a server must accept) is served as `/X.asmx?WSDL`. Other targets are returned as they came.
+ */
+export function originForm(url: string): string {
+  if (url.charCodeAt(0) === 47 /* / */) return url;
+  const m = ABSOLUTE_FORM.exec(url);
+  if (m === null) return url;
+  const rest = url.slice(m[0].length);
+  return rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
+}
+
+/** The `host[:port]` of an absolute-form target, or undefined for any other form. */
+function absoluteFormAuthority(url: string): string | undefined {
+  if (url.charCodeAt(0) === 47) return undefined;
+  return ABSOLUTE_FORM.exec(url)?.[1];
 }
 
 /** A public URL's own path (`https://x.example/app` mounts the service under /app). */
@@ -71,18 +92,25 @@ export function isLocalAddress(address: string | undefined): boolean {
 /**
  * The client's address for access rules and rate limits: the peer, or, when the peer is a
  * trusted proxy, the nearest X-Forwarded-For entry that is not one (entries a client wrote
- * itself sit further left and are not believed).
+ * itself sit further left and are not believed). A hop that is not an IP address (a name, a
+ * port, an empty entry) ends the walk: the proxy that wrote it cannot be believed to have
+ * written the client's address, so the last address believed (a trusted proxy's) is the
+ * client, and everyone behind it shares its limits rather than choosing their own.
  */
 export function clientAddress(req: IncomingMessage, config: Config): string {
   const peer = plainAddress(req.socket.remoteAddress ?? '');
   if (!isTrustedProxy(peer, config.trustedProxies)) return peer;
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  if (header === undefined) return peer;
+  const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+  let believed = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = plainAddress(hops[i]!.trim());
-    if (hop !== '' && !isTrustedProxy(hop, config.trustedProxies)) return hop;
+    if (isIP(hop) === 0) return believed;
+    if (!isTrustedProxy(hop, config.trustedProxies)) return hop;
+    believed = hop;
   }
-  return peer;
+  return believed;
 }
 
 /** `::ffff:10.0.0.1` is 10.0.0.1: one client, one address, whichever socket family it came on. */

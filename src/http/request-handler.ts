@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Gate } from '../access/gate.js';
 import type { Outcome } from '../bindings/exchange.js';
-import { INTERNAL_ERROR, refusalReply } from '../bindings/replies.js';
+import { INTERNAL_ERROR, ONE_HOST, refusalReply } from '../bindings/replies.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { RequestTooLargeError } from '../errors/errors.js';
@@ -81,6 +81,12 @@ export class RequestHandler {
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const ex = new HttpExchange(req, this.config, `${this.#bootId}-${(++this.#counter).toString(36)}`);
     const { ops, metrics, receipts } = this.hooks;
+    if (hostLines(req.rawHeaders) > 1) {
+      // RFC 9112 3.2: which Host would name the service in a WSDL, or key a balancer's routing?
+      if (metrics !== undefined) metrics.inFlight++;
+      this.finish(ex, res, { reply: ONE_HOST }, true);
+      return;
+    }
     if (receipts != null && onPath(ex.url, receipts.path)) {
       void this.receipt(req, res, receipts, ex.requestId);
       return;
@@ -214,6 +220,16 @@ export class RequestHandler {
     this.#requestLog.write(ex, outcome, seconds, end);
     ex.span?.end(outcome.service, outcome.operation, outcome.binding, outcome.reply.status);
   }
+}
+
+/** How many Host header lines a request has (node:http keeps only the first in `headers`). */
+function hostLines(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
 }
 
 /** Whether a request target names `path` (its query aside). */

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { unparsableRequestAnswer } from '../bindings/replies.js';
+import type { Duplex } from 'node:stream';
+import { connectAnswer, unparsableRequestAnswer } from '../bindings/replies.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { RequestHandler } from './request-handler.js';
@@ -34,6 +35,14 @@ export function createHttpServer(config: Config, dispatcher: Answerer, log: Logg
     if (!socket.writable) return socket.destroy();
     socket.end(unparsableRequestAnswer(err.code));
     // A client that never reads would keep the half-closed socket: drop it shortly after.
+    setTimeout(() => socket.destroy(), 1000).unref();
+  });
+  // Without a listener node:http closes a CONNECT's connection without a word (RFC 9112 asks for an answer).
+  server.on('connect', (_req, socket: Duplex) => {
+    // The socket is handed over without node:http's error listener: a reset must not end the process.
+    socket.on('error', () => socket.destroy());
+    if (!socket.writable) return socket.destroy();
+    socket.end(connectAnswer());
     setTimeout(() => socket.destroy(), 1000).unref();
   });
   return server;

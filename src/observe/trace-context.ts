@@ -51,8 +51,11 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** `rawHeaders` (name, value, …) with `traceparent` set to ours: a copy, made only while tracing. */
-export function withTraceparent(rawHeaders: readonly string[], traceparent: string): string[] {
+/**
+ * `rawHeaders` (name, value, …) with `traceparent` set to ours (null: none): a copy, made only
+ * while tracing or when the caller's is not valid.
+ */
+export function withTraceparent(rawHeaders: readonly string[], traceparent: string | null): string[] {
   const headers: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
@@ -60,6 +63,6 @@ export function withTraceparent(rawHeaders: readonly string[], traceparent: stri
     if (name === 'traceparent' || name === 'tracestate') continue;
     headers.push(rawHeaders[i]!, rawHeaders[i + 1]!);
   }
-  headers.push('traceparent', traceparent);
+  if (traceparent !== null) headers.push('traceparent', traceparent);
   return headers;
 }

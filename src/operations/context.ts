@@ -13,7 +13,8 @@ export interface Caller {
   readonly clientAddress: string;
   /**
    * The W3C `traceparent` a request made for this call carries (AuthCode's SMS delivery): our
-   * span's while tracing, else the caller's, else undefined. Worked out only when read.
+   * span's while tracing, else undefined (a caller's own header is not passed to a third party).
+   * Worked out only when read.
    */
   readonly onwardTraceparent: string | undefined;
 }

@@ -22,7 +22,6 @@ import type { Route } from '../bindings/route.js';
 import type { ShadowSettings } from '../config/config.js';
 import type { HttpExchange } from '../http/http-exchange.js';
 import type { Logger } from '../logging/logger.js';
-import { withTraceparent } from '../observe/trace-context.js';
 import type { Reply } from '../reply/reply.js';
 import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
@@ -251,8 +250,8 @@ export class ShadowDispatcher {
       method: ex.method,
       // Appended to SIS_LEGACY_URL: the target below SIS_BASE_PATH.
       relativeUrl: ex.url.slice(this.parts.basePath.length),
-      // The caller's traceparent goes on as it came; while tracing, the legacy call is a child of our span.
-      rawHeaders: ex.span === null ? ex.rawHeaders : withTraceparent(ex.rawHeaders, ex.span.traceparent),
+      // A valid traceparent of the caller's goes on; while tracing, the legacy call is a child of our span.
+      rawHeaders: ex.onwardHeaders,
       body,
       clientAddress: ex.peerAddress,
       write: route?.writes === true,

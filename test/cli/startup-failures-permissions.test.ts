@@ -39,7 +39,8 @@ describe('start-up failures: permissions of the service user (nobody)', { skip: 
     const dir = newDir();
     chownSync(dir, NOBODY.uid, NOBODY.gid);
     const path = join(dir, 'sis.db');
-    await realDatabase(path); // root's file, 644
+    await realDatabase(path); // root's file, made 0600
+    chmodSync(path, 0o644); // readable by others, writable by root alone
     await refusedAsNobody(
       path,
       `the database file ${path} is not writable by user nobody \\(uid 65534\\): give it to the user`,

@@ -11,11 +11,17 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { findExecutable, run } from '../clients/client-scenario.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { refusals, saudiMobiles } from '../helpers/sms-calls.js';
 import { closedPort as freePort, eventually } from '../helpers/sms-gateway.js';
 import { POSTGRES_SKIP, cleanupTargets, newSchema } from '../helpers/store-targets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -37,27 +43,37 @@ interface Service {
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }> | string[];
   volumes?: string[];
-  networks?: string[];
+  networks?: string[] | Record<string, { ipv4_address?: string }>;
   ports?: string[];
+  command?: string[];
   healthcheck?: { test: string[] };
 }
 
-/** The repository's balancer configuration, listening on `port` and sending to `servers` instead of the compose names. */
-function localConfig(port: number, servers: Record<string, string>): string {
+/**
+ * The repository's balancer configuration, listening on `port` and sending to `servers` instead
+ * of the compose names; from the address `source` when given (the balancer's own, which the
+ * instances trust, as compose gives it a fixed one).
+ */
+function localConfig(port: number, servers: Record<string, string>, source?: string): string {
   let text = CONFIG.replace(/^(\s*bind) :8080$/m, `$1 127.0.0.1:${port}`);
-  for (const [name, address] of Object.entries(servers))
-    text = text.replace(new RegExp(`^(\\s*server ${name}) ${name}:8080$`, 'm'), `$1 ${address}`);
+  for (const [name, address] of Object.entries(servers)) {
+    const line = `$1 ${address}${source === undefined ? '' : ` source ${source}`}`;
+    text = text.replace(new RegExp(`^(\\s*server ${name}) ${name}:8080$`, 'm'), line);
+  }
   assert.notEqual(text, CONFIG);
-  const file = join(dir, 'haproxy.cfg');
+  const file = join(dir, `haproxy-${port}.cfg`);
   writeFileSync(file, text);
   return file;
 }
 
+const COMPOSE_TEXT = readFileSync(join(repoRoot, 'compose.yaml'), 'utf8');
+const compose = parse(COMPOSE_TEXT) as {
+  services: Record<string, Service>;
+  networks: Record<string, { ipam?: { config?: { subnet?: string }[] } } | null>;
+};
+
 describe('compose.yaml', () => {
   it('wires PostgreSQL, Redis, two instances and the balancer together', () => {
-    const compose = parse(readFileSync(join(repoRoot, 'compose.yaml'), 'utf8')) as {
-      services: Record<string, Service>;
-    };
     const { services } = compose;
     assert.deepEqual(Object.keys(services).sort(), ['lb', 'postgres', 'redis', 'sis-1', 'sis-2']);
     const lb = services['lb']!;
@@ -75,18 +91,47 @@ describe('compose.yaml', () => {
       const sis = services[name]!;
       assert.equal(sis.build, '.');
       assert.equal(sis.read_only, true);
-      // The balancer's address is the network's choice: every private range is trusted, and only
-      // the stack's containers can reach an instance (it publishes no port).
-      assert.equal(sis.environment?.['SIS_TRUSTED_PROXIES'], '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16');
       assert.equal(sis.ports, undefined, `${name} publishes no port`);
       assert.match(sis.environment?.['SIS_DATABASE_URL'] ?? '', /^postgres:\/\/sis:.*@postgres:5432\/sis$/);
-      assert.equal(sis.environment?.['SIS_REDIS_URL'], 'redis://redis:6379');
       assert.deepEqual(sis.depends_on, {
         postgres: { condition: 'service_healthy' },
         redis: { condition: 'service_healthy' },
       });
     }
     for (const name of ['postgres', 'redis']) assert.ok(services[name]!.healthcheck, `${name} has a health check`);
+  });
+
+  it('has the instances trust the balancer alone, at its fixed address on a network of its own', () => {
+    const { services, networks } = compose;
+    const lbNetworks = services['lb']!.networks as Record<string, { ipv4_address?: string }>;
+    assert.deepEqual(Object.keys(lbNetworks), ['edge'], 'the balancer is on the edge network only');
+    const address = lbNetworks['edge']!.ipv4_address;
+    assert.ok(address !== undefined && isIP(address) === 4, 'the balancer has a fixed address');
+    const subnet = networks['edge']?.ipam?.config?.[0]?.subnet ?? '';
+    const [base, bits] = subnet.split('/');
+    assert.ok(Number(bits) >= 28, `a small subnet (${subnet})`);
+    const edge = new BlockList();
+    edge.addSubnet(base!, Number(bits));
+    assert.ok(edge.check(address), `${address} is in ${subnet}`);
+    for (const name of ['sis-1', 'sis-2']) {
+      const sis = services[name]!;
+      assert.equal(sis.environment?.['SIS_TRUSTED_PROXIES'], address, `${name} trusts the balancer only`);
+      assert.deepEqual([...(sis.networks as string[])].sort(), ['edge', 'sis']);
+    }
+    for (const name of ['postgres', 'redis']) assert.deepEqual(services[name]!.networks, ['sis']);
+  });
+
+  it('refuses to start without its passwords, and Redis asks for one', () => {
+    // Every use of a secret is `${NAME:?message}`: compose stops with the message when it is unset.
+    const uses = [...COMPOSE_TEXT.matchAll(/\$\{(SIS_(?:DB|REDIS)_PASSWORD)([^}]*)\}/g)];
+    assert.deepEqual([...new Set(uses.map((m) => m[1]))].sort(), ['SIS_DB_PASSWORD', 'SIS_REDIS_PASSWORD']);
+    for (const [use, , rest] of uses) assert.match(rest!, /^:\?\S/, `${use} is required, with a message`);
+    const password = '${SIS_REDIS_PASSWORD:?set SIS_REDIS_PASSWORD (letters and digits)}';
+    const command = compose.services['redis']!.command ?? [];
+    assert.equal(command[command.indexOf('--requirepass') + 1], password);
+    assert.equal(compose.services['redis']!.environment?.['REDISCLI_AUTH'], password, 'the health check logs in');
+    for (const name of ['sis-1', 'sis-2'])
+      assert.equal(compose.services[name]!.environment?.['SIS_REDIS_URL'], `redis://:${password}@redis:6379`);
   });
 });
 
@@ -154,6 +199,210 @@ describe('load balancer (HAProxy)', () => {
         await proxy.stop();
         await first.close();
         await second.close();
+      }
+    },
+  );
+});
+
+/** One request over its own connection from the local address `from` (127.0.0.0/8 is all loopback). */
+function requestFrom(
+  from: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress: from, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The repository's balancer in front of `servers`; resolved once a request reaches one of them. */
+async function startBalancer(
+  servers: Record<string, string>,
+  source?: string,
+): Promise<{ url: string; close(): void }> {
+  const port = await freePort();
+  const haproxy: ChildProcess = spawn(HAPROXY!, ['-db', '-f', localConfig(port, servers, source)], {
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await eventually(
+      async () => {
+        const res = await fetch(`${url}/PushNotificationMobile.asmx?disco`).catch(() => null);
+        await res?.arrayBuffer();
+        return res !== null && res.status !== 503 ? true : undefined;
+      },
+      30_000,
+      'an instance in rotation',
+    );
+  } catch (error) {
+    haproxy.kill();
+    throw error;
+  }
+  return { url, close: () => haproxy.kill() };
+}
+
+/** Everything a client might write about its own address, scheme and host. */
+const FORGED: Record<string, string> = {
+  'X-Forwarded-For': '198.51.100.7',
+  'X-Forwarded-Host': 'evil.example',
+  'X-Forwarded-Proto': 'https',
+  'X-Forwarded-Port': '443',
+  'X-Forwarded-Server': 'evil.example',
+  Forwarded: 'for=198.51.100.7;host=evil.example;proto=https',
+  'X-Real-IP': '198.51.100.7',
+  'X-Client-IP': '198.51.100.7',
+  'True-Client-IP': '198.51.100.7',
+  'X-Original-URL': '/metrics',
+  'X-Rewrite-URL': '/metrics',
+};
+
+describe('load balancer (HAProxy): no client chooses its own address', () => {
+  it(
+    'passes on the real source as X-Forwarded-For and nothing a client says about itself',
+    { skip: HAPROXY_SKIP },
+    async () => {
+      const seen: IncomingHttpHeaders[] = [];
+      const backend = createServer((req, res) => {
+        if (req.url !== '/readyz') seen.push(req.headers);
+        res.end('ok');
+      });
+      await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+      const lb = await startBalancer({
+        'sis-1': `127.0.0.1:${(backend.address() as AddressInfo).port}`,
+        'sis-2': '127.0.0.1:1',
+      });
+      try {
+        seen.length = 0;
+        const headers = {
+          ...FORGED,
+          'X-Shadow-Route': 'legacy',
+          traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+        };
+        assert.equal((await requestFrom('127.0.0.6', `${lb.url}/PushNotificationMobile.asmx`, headers)).status, 200);
+        assert.equal(seen.length, 1);
+        const got = seen[0]!;
+        assert.equal(got['x-forwarded-for'], '127.0.0.6', 'replaced by the connection’s source, not appended to');
+        for (const name of Object.keys(FORGED).filter((n) => n !== 'X-Forwarded-For'))
+          assert.equal(got[name.toLowerCase()], undefined, `${name} is dropped`);
+        // The service's own business: it judges the tester by the address above.
+        assert.equal(got['x-shadow-route'], 'legacy');
+        assert.equal(got['traceparent'], headers.traceparent);
+      } finally {
+        lb.close();
+        await new Promise((resolve) => backend.close(resolve));
+      }
+    },
+  );
+
+  // compose's way (the instances trust the balancer's one address) and the way compose trusted
+  // before (every private range: under rootless podman every client has such an address, as every
+  // client here has one of 127.0.0.0/8): either way, a forged header changes nothing.
+  for (const trust of [
+    { name: 'the balancer’s address', proxies: '127.0.0.2', source: '127.0.0.2' },
+    { name: 'every address clients come from', proxies: '127.0.0.0/8', source: undefined },
+  ]) {
+    it(
+      `keeps the gate, the WSDL and the SMS address counter on the real client (trusting ${trust.name})`,
+      { skip: HAPROXY_SKIP, timeout: 60_000 },
+      async () => {
+        const server = await startTestServer({
+          env: {
+            SIS_DEMO_DATA: 'true',
+            SIS_TRUSTED_PROXIES: trust.proxies,
+            SIS_ALLOW_FROM: '127.0.0.5, 198.51.100.7',
+            SIS_ALLOW_FROM_SERVICES: 'PushNotificationMobile',
+            SIS_AUTH_CODES_PER_ADDRESS_HOUR: '2',
+            SIS_SMS_DEFAULT_REGION: 'SA',
+          },
+        });
+        const lb = await startBalancer({ 'sis-1': new URL(server.url).host, 'sis-2': '127.0.0.1:1' }, trust.source);
+        try {
+          const token = `${lb.url}/PushNotificationMobile.asmx/GetTokenDevice?id=1`;
+          assert.equal((await requestFrom('127.0.0.5', token)).status, 200, 'the listed client is let in');
+          assert.equal((await requestFrom('127.0.0.6', token)).status, 403);
+          for (const forged of ['198.51.100.7', '127.0.0.5', '127.0.0.5, 127.0.0.2', 'not-an-address-1'])
+            assert.equal(
+              (await requestFrom('127.0.0.6', token, { 'X-Forwarded-For': forged })).status,
+              403,
+              `X-Forwarded-For: ${forged}`,
+            );
+          assert.equal((await requestFrom('127.0.0.6', token, FORGED)).status, 403);
+
+          const wsdl = await requestFrom('127.0.0.6', `${lb.url}/NotificationNotes.asmx?WSDL`, {
+            ...FORGED,
+            Host: 'sis.example.org',
+          });
+          assert.equal(wsdl.status, 200);
+          assert.match(wsdl.body, /location="http:\/\/sis\.example\.org\/NotificationNotes\.asmx"/);
+          assert.doesNotMatch(wsdl.body, /evil\.example|https:/);
+
+          // Two codes an hour per address: a third from the same client is refused whatever it forges.
+          const phones = saudiMobiles(3, 33, '+9665000');
+          const statuses: number[] = [];
+          for (const [i, phone] of phones.entries()) {
+            const query = `code=12345${i}&phone=%2B966${phone}`;
+            const res = await requestFrom('127.0.0.7', `${lb.url}/AuthCodeSending.asmx/AuthCode?${query}`, {
+              'X-Forwarded-For': `203.0.113.${i + 1}`,
+            });
+            statuses.push(res.status);
+          }
+          assert.deepEqual(statuses, [200, 200, 500]);
+          assert.equal((await refusals(server.url)).get('address'), 1);
+        } finally {
+          lb.close();
+          await server.close();
+        }
+      },
+    );
+  }
+});
+
+describe('load balancer (HAProxy): what it serves to the outside', () => {
+  it(
+    'hides the instances’ ops endpoints, answers /readyz itself, and passes absolute-form targets and CONNECT on',
+    { skip: HAPROXY_SKIP, timeout: 60_000 },
+    async () => {
+      const server = await startTestServer({ env: { SIS_DEMO_DATA: 'true' } });
+      const lb = await startBalancer({ 'sis-1': new URL(server.url).host, 'sis-2': '127.0.0.1:1' });
+      try {
+        const before = (await (await fetch(`${server.url}/metrics`)).text()).length;
+        assert.ok(before > 0);
+        for (const path of ['/metrics', '/metrics?x=1', '/healthz', 'http://sis.example.org/metrics']) {
+          const res = await rawRequest(lb.url, { method: 'GET', path, headers: [['Host', 'sis.example.org']] });
+          assert.equal(res.status, 404, path);
+          assert.doesNotMatch(res.body.toString(), /sis_|process_/, `${path}: no metric`);
+        }
+        // The balancer's own: 200 while an instance is in rotation (the instance's /readyz is not asked).
+        const ready = await rawRequest(lb.url, { method: 'GET', path: '/readyz' });
+        assert.equal(ready.status, 200);
+        assert.equal(ready.headers.get('x-request-id'), undefined, 'answered by the balancer');
+
+        const wsdl = await rawRequest(lb.url, {
+          method: 'GET',
+          path: 'http://sis.example.org/NotificationNotes.asmx?WSDL',
+          headers: [['Host', 'sis.example.org']],
+        });
+        assert.equal(wsdl.status, 200, 'an absolute-form target is served like its path');
+        assert.match(wsdl.body.toString(), /location="http:\/\/sis\.example\.org\/NotificationNotes\.asmx"/);
+
+        const connect = await rawRequest(lb.url, {
+          method: 'CONNECT',
+          path: 'sis.example.org:443',
+          headers: [['Host', 'sis.example.org:443']],
+        });
+        assert.equal(connect.status, 405);
+        assert.equal(connect.headers.get('allow'), 'GET, HEAD, POST');
+      } finally {
+        lb.close();
+        await server.close();
       }
     },
   );

@@ -1,10 +1,12 @@
 /**
  * W3C trace context: a request's `traceparent` is read, its trace id put on the access log line
- * and the header passed on to the legacy service in a comparison; with OTEL_EXPORTER_OTLP_ENDPOINT
+ * and the header passed on to the legacy service in a comparison when it is valid (in its version
+ * 00 form; an invalid one, a 10 KB one, not at all); with OTEL_EXPORTER_OTLP_ENDPOINT
  * set, one server span per request reaches a real local OTLP/HTTP receiver, named and described by
  * the RPC conventions, child of the caller's span, and the legacy call is a child of ours.
  * Without the setting none of OpenTelemetry's SDK is loaded. AuthCode's SMS, delivered later by
- * the outbox (SQLite and PostgreSQL), carries the request's traceparent to the gateway.
+ * the outbox (SQLite and PostgreSQL), carries the request's trace to the gateway while tracing, and
+ * never a caller's own header.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -89,8 +91,9 @@ const attribute = (span: OtlpSpan, key: string): unknown => {
 };
 
 describe('trace context', () => {
-  it('puts the caller’s trace id on the log line and passes its traceparent to the legacy service', async () => {
+  it('puts the caller’s trace id on the log line and passes a valid traceparent to the legacy service', async () => {
     const legacy = await recorder();
+    const later = `01-${TRACE_ID}-${PARENT_ID}-01-${'x'.repeat(10_000)}`;
     const log = logCollector();
     const server = await startTestServer({
       env: { LOG_LEVEL: 'info', SIS_SHADOW: 'compare', SIS_LEGACY_URL: legacy.url, SIS_SHADOW_RECHECK: 'off' },
@@ -99,8 +102,10 @@ describe('trace context', () => {
     try {
       await get(server.url, { traceparent: TRACEPARENT });
       await get(server.url);
-      await get(server.url, { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` });
-      await eventually(() => (legacy.received.length === 3 ? true : undefined));
+      await get(server.url, { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01`, tracestate: 'a=1' });
+      await get(server.url, { traceparent: `${TRACEPARENT}${'-x'.repeat(5_000)}`, tracestate: 'a=1' });
+      await get(server.url, { traceparent: later });
+      await eventually(() => (legacy.received.length === 5 ? true : undefined));
     } finally {
       await server.close();
       await legacy.close();
@@ -108,11 +113,19 @@ describe('trace context', () => {
     const requests = log.lines.filter((l) => l['msg'] === 'request');
     assert.deepEqual(
       requests.map((l) => l['traceId']),
-      [TRACE_ID, undefined, undefined],
+      [TRACE_ID, undefined, undefined, undefined, TRACE_ID],
       'the trace id of a valid traceparent only',
     );
-    assert.equal(legacy.received[0]!.headers['traceparent'], TRACEPARENT, 'passed on unchanged');
-    assert.equal(legacy.received[1]!.headers['traceparent'], undefined);
+    // The copies go in the background: in any order. Each the valid one (the later version's in
+    // its version 00 form), or none, and no tracestate without its traceparent.
+    const sent = legacy.received.map((r) => `${r.headers['traceparent']} ${r.headers['tracestate']}`);
+    assert.deepEqual(sent.sort(), [
+      `${TRACEPARENT} undefined`,
+      `${TRACEPARENT} undefined`,
+      'undefined undefined',
+      'undefined undefined',
+      'undefined undefined',
+    ]);
   });
 
   it('sends a span per request over OTLP/HTTP and makes the legacy call its child', async () => {
@@ -214,7 +227,7 @@ for (const target of [sqliteTarget, postgresTarget]) {
       SIS_OUTBOX_POLL_MS: '50',
     });
 
-    it('sends the AuthCode request’s traceparent with its SMS, and none when the request had none', async () => {
+    it('sends no traceparent with the SMS while not tracing, whatever the caller sent', async () => {
       const gateway = await startSmsGateway(SMS_SECRET);
       const server = await startTestServer({ env: await smsEnv(gateway) });
       try {
@@ -223,7 +236,8 @@ for (const target of [sqliteTarget, postgresTarget]) {
         await authCode(server, '+966501110003', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` });
         const sent = await deliveredByPhone(gateway, 3);
         assert.ok([...sent.values()].every((m) => m.signed));
-        assert.equal(sent.get('+966501110001')!.traceparent, TRACEPARENT, 'the caller’s, as it came');
+        // The gateway is a third party: a caller's own header never reaches it.
+        assert.equal(sent.get('+966501110001')!.traceparent, undefined, 'a valid one is not passed on');
         assert.equal(sent.get('+966501110002')!.traceparent, undefined, 'no trace: no header');
         assert.equal(sent.get('+966501110003')!.traceparent, undefined, 'an invalid one is not passed on');
       } finally {

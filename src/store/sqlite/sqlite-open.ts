@@ -9,6 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { DatabaseAccessError } from '../../errors/startup-errors.js';
 import type { OpenStoreOptions } from '../open-options.js';
+import { createPrivateFile } from '../private-file.js';
 import type { DatabaseInspection } from '../schema/migrations.js';
 import { MigrationError, schemaStatus } from '../schema/migrations.js';
 import type { Database } from '../schema/tables.js';
@@ -46,7 +47,12 @@ async function open(path: string, options: OpenStoreOptions): Promise<SqlStore> 
     const problem = sqliteAccessProblem(path, 'write');
     if (problem !== null) throw new DatabaseAccessError(problem);
   }
-  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  if (!memory) {
+    mkdirSync(dirname(resolve(path)), { recursive: true });
+    // Created 0600 before SQLite opens it (SQLite would make it 0644 less the umask); its -wal
+    // and -shm files take its mode.
+    createPrivateFile(path);
+  }
   const busyTimeout = options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const database = new BetterSqlite3(path, { timeout: busyTimeout });
   try {

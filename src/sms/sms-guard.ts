@@ -161,15 +161,14 @@ export class SmsGuard {
       monitorPhone: this.#monitorPhone,
       settle: async (outcome) => {
         if (outcome?.accepted === true) {
-          if (outcome.repeat === true) {
-            await redis?.release(space, taken);
-            if (!request.dryRun) this.tally.repeated();
-            return;
-          }
+          // A repeat is not counted here either: no metric tells a repeat from a new code (a guess's answer).
+          if (outcome.repeat === true) return redis?.release(space, taken);
           for (const reason of outcome.monitored ?? []) this.refuse(reason as RefusalReason, reading, request, null);
           return this.accepted(reading, request.dryRun);
         }
-        await redis?.release(space, taken);
+        // A code the phone's own limits refused stays counted against its address (guessing costs).
+        const phoneRefusal = outcome?.reason === 'phone-hourly' || outcome?.reason === 'phone-backoff';
+        await redis?.release(space, phoneRefusal ? taken.filter((c) => c.reason !== 'address') : taken);
         if (outcome !== null) this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
       },
     };

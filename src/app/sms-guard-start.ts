@@ -1,13 +1,15 @@
 /**
  * Starts AuthCode's SMS protection (src/sms/) for this process: its counters in Redis when one
  * is configured and a velocity limit is on, else in the database; the phone metadata loaded
- * now when a rule needs it (a default region it does not know stops the start).
+ * now when a rule needs it (a default region it does not know stops the start); one line names the
+ * layers that only watch (SIS_SMS_GUARD), so a rollout step never lifts a brake unseen.
  */
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
 import type { RedisCounters } from '../sms/redis-counters.js';
+import { watchedLayers } from '../sms/refusal.js';
 import { SmsGuard } from '../sms/sms-guard.js';
 import type { VelocityLimits } from '../sms/sms-rules.js';
 import type { SmsStore } from '../store/sms-types.js';
@@ -38,6 +40,12 @@ export async function startSmsGuard(
     await guard.stop();
     throw new ConfigError([error instanceof Error ? error.message : String(error)]);
   }
+  const watched = watchedLayers(config.sms.monitored);
+  if (watched.length > 0)
+    log.warn(
+      { watched },
+      `SMS guard: not enforced (SIS_SMS_GUARD, monitor mode): ${watched.join(', ')}; these layers refuse no code, only count and log what they would refuse`,
+    );
   return guard;
 }
 

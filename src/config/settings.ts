@@ -348,7 +348,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_GUARD',
     kind: parsed(parseGuardModes, new Set<RefusalReason>()),
     default: 'enforce',
-    meaning: `enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (${[...GUARD_LAYERS.keys()].join(', ')})`,
+    meaning: `enforce or monitor (would-be refusals counted and logged, nothing refused; number, blocked-range and budget stay enforced unless named), then layer=enforce|monitor (${[...GUARD_LAYERS.keys()].join(', ')})`,
   },
   {
     name: 'SIS_SMS_RECEIPT_PATH',

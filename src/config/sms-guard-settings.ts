@@ -6,7 +6,7 @@
 import { normalPhone } from '../operations/auth-code-checks.js';
 import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
 import type { Ipv6Prefix } from '../sms/client-network.js';
-import { GUARD_LAYERS } from '../sms/refusal.js';
+import { BRAKE_LAYERS, GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import { NUMBER_TYPES } from '../sms/sms-rules.js';
 import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
@@ -99,16 +99,18 @@ export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
 }
 
 /**
- * `enforce` or `monitor` for every layer, then `layer=enforce|monitor` for one (`enforce,address=monitor`):
- * the set of reasons only watched.
+ * `enforce` or `monitor` first, then `layer=enforce|monitor` for one (`enforce,address=monitor`):
+ * the set of reasons only watched. A bare `monitor` watches every layer but the operator's brakes
+ * (BRAKE_LAYERS: number, blocked-range, budget), which only a `layer=monitor` of their own watches.
  */
 export function parseGuardModes(raw: string): Parsed<ReadonlySet<RefusalReason>> {
   const monitored = new Set<RefusalReason>();
   const layers = [...GUARD_LAYERS.keys()];
   for (const [i, item] of splitList(raw.toLowerCase()).entries()) {
     const m = /^(?:([a-z-]+)\s*=\s*)?(enforce|monitor)$/.exec(item);
+    const everyLayer = [...GUARD_LAYERS].filter(([layer]) => m?.[2] === 'enforce' || !BRAKE_LAYERS.includes(layer));
     const reasons =
-      m?.[1] === undefined ? (i === 0 ? [...GUARD_LAYERS.values()].flat() : undefined) : GUARD_LAYERS.get(m[1]);
+      m?.[1] === undefined ? (i === 0 ? everyLayer.flatMap(([, r]) => r) : undefined) : GUARD_LAYERS.get(m[1]);
     if (m === null || reasons === undefined)
       return {
         problem: `${JSON.stringify(item)}: expected enforce or monitor, then layer=enforce|monitor pairs (layers: ${layers.join(', ')})`,

@@ -33,6 +33,19 @@ export const GUARD_LAYERS: ReadonlyMap<string, readonly RefusalReason[]> = new M
   ['phone', ['phone-hourly', 'phone-backoff']],
 ]);
 
+/**
+ * The operator's brakes: a bare `monitor` (SIS_SMS_GUARD's rollout step) leaves them enforced, and
+ * only `layer=monitor` naming one watches it. A block, the premium-rate refusal and the budget are
+ * set by an operator to stop money going out; a rollout step that watches the new limits must not
+ * lift them.
+ */
+export const BRAKE_LAYERS: readonly string[] = ['number', 'blocked-range', 'budget'];
+
+/** The layers whose every reason is in `monitored` or some of them: those not fully enforced. */
+export function watchedLayers(monitored: ReadonlySet<RefusalReason>): string[] {
+  return [...GUARD_LAYERS].filter(([, reasons]) => reasons.some((r) => monitored.has(r))).map(([layer]) => layer);
+}
+
 export class AuthCodeRefusedError extends QuotaExceededError {
   constructor(
     readonly reason: RefusalReason,

@@ -28,6 +28,11 @@ describe('AuthCode for parents: settings', () => {
     assert.ok(!set.sms.monitored.has('budget-daily'));
     assert.equal(set.sms.repeatMs, 0);
     assert.deepEqual([...loadConfig({ SIS_SMS_GUARD: 'enforce,address=monitor' }).sms.monitored], ['address']);
+    // A bare monitor leaves the operator's brakes enforced; each watches only when named.
+    const bare = loadConfig({ SIS_SMS_GUARD: 'monitor' }).sms.monitored;
+    assert.deepEqual([...bare].sort(), ['address', 'country-daily', 'phone-backoff', 'phone-hourly', 'range']);
+    const named = loadConfig({ SIS_SMS_GUARD: 'monitor,budget=monitor,number=monitor' }).sms.monitored;
+    assert.ok(named.has('budget-daily') && named.has('number-type') && !named.has('blocked-range'));
   });
 
   it('refuses wrong values, naming the setting and what is expected', () => {

@@ -51,7 +51,12 @@ export async function startSmsGuard(
 
 function countsAnything(v: VelocityLimits): boolean {
   return (
-    v.perAddressHour > 0 || v.perRangeHour > 0 || v.countryDaily !== null || v.hourlyBudget > 0 || v.dailyBudget > 0
+    v.perAddressHour > 0 ||
+    v.perIpv6SiteHour > 0 ||
+    v.perRangeHour > 0 ||
+    v.countryDaily !== null ||
+    v.hourlyBudget > 0 ||
+    v.dailyBudget > 0
   );
 }
 

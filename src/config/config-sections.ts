@@ -104,6 +104,7 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
       ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
+      perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
       countryDaily: r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'),
       hourlyBudget: r.read('SIS_SMS_HOURLY_BUDGET'),

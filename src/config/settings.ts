@@ -279,6 +279,13 @@ export const SETTINGS = defineSettings([
     meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
   },
   {
+    name: 'SIS_AUTH_CODES_PER_IPV6_48_HOUR',
+    kind: int(0, 1_000_000),
+    default: '5000',
+    meaning:
+      'most codes accepted per IPv6 /48 per clock hour, beside the per-prefix limit: a tunnel broker hands one client a /48, 65,536 /64s (0 = no limit)',
+  },
+  {
     name: 'SIS_SMS_TRUSTED_ADDRESSES',
     kind: parsed(parseNetworks, []),
     default: '',

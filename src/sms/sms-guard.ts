@@ -13,7 +13,7 @@ import type { Logger } from '../logging/logger.js';
 import type { SmsStore } from '../store/sms-types.js';
 import type { AuthCodeOutcome, CounterLimit } from '../store/store.js';
 import { BlockedRangeCache } from './blocked-range-cache.js';
-import { countedNetwork, inNetworkList, networkList } from './client-network.js';
+import { countedNetwork, inNetworkList, networkList, siteNetwork } from './client-network.js';
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
 import type { RedisCounters } from './redis-counters.js';
@@ -123,12 +123,17 @@ export class SmsGuard {
       this.refuse('blocked-range', reading, request, seconds);
     }
     const velocity = rules.velocity;
+    const counted = request.address !== '' && !this.trusted(request.address);
+    // A /48 counter beside the prefix's, unless the prefix is the /48 itself.
+    const site =
+      counted && velocity.perIpv6SiteHour > 0 && velocity.ipv6Prefix !== 48 ? siteNetwork(request.address) : null;
     const counters = countersFor(velocity, this.#monitored, {
       // Hashed only when counted: the key and the HMAC cost nothing while the limit is off.
       addressHash:
-        request.address === '' || velocity.perAddressHour === 0 || this.trusted(request.address)
+        !counted || velocity.perAddressHour === 0
           ? null
           : await this.hashAddress(countedNetwork(request.address, velocity.ipv6Prefix)),
+      siteHash: site === null ? null : await this.hashAddress(site),
       range: reading.range,
       country: reading.country,
       at: request.at,

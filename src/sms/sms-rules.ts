@@ -45,6 +45,8 @@ export interface VelocityLimits {
   readonly perAddressHour: number;
   /** IPv6 addresses are counted by this prefix (client-network.ts). */
   readonly ipv6Prefix: Ipv6Prefix;
+  /** Codes per native IPv6 client's /48 per clock hour, beside its prefix's (0: not counted). */
+  readonly perIpv6SiteHour: number;
   readonly perRangeHour: number;
   /** null: no country limit. */
   readonly countryDaily: CountryLimits | null;

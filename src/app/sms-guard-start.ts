@@ -40,6 +40,7 @@ export async function startSmsGuard(
     await guard.stop();
     throw new ConfigError([error instanceof Error ? error.message : String(error)]);
   }
+  logCountryLimits(config, log);
   const watched = watchedLayers(config.sms.monitored);
   if (watched.length > 0)
     log.warn(
@@ -47,6 +48,22 @@ export async function startSmsGuard(
       `SMS guard: not enforced (SIS_SMS_GUARD, monitor mode): ${watched.join(', ')}; these layers refuse no code, only count and log what they would refuse`,
     );
   return guard;
+}
+
+/** One line: which country gets which daily limit (a school outside the region would otherwise learn it on its busiest day). */
+function logCountryLimits(config: Config, log: Logger): void {
+  const limits = config.sms.velocity.countryDaily;
+  if (limits === null) return;
+  const region = config.sms.phone.defaultRegion;
+  const named = [...limits.byCountry].map(([country, n]) => `${country}${country === region ? ' (home)' : ''} ${n}`);
+  const other = limits.other === null || limits.other === 0 ? 'no limit' : String(limits.other);
+  const line = `SMS country limits, codes a day: ${[...named, `every other country ${other}`].join(', ')}`;
+  if (region === null && limits.home !== null)
+    log.warn(
+      { countryDaily: line },
+      `${line}; SIS_SMS_DEFAULT_REGION is unset, so no country gets the home limit (${limits.home}): set it to the school's country (e.g. GB) so its parents do`,
+    );
+  else log.info({ countryDaily: line }, line);
 }
 
 function countsAnything(v: VelocityLimits): boolean {

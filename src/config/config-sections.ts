@@ -8,6 +8,7 @@ import type { Config, SmsWebhook } from './config-types.js';
 import { isHttpUrl } from './parse-settings.js';
 import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
+import { withHomeCountry } from './sms-guard-settings.js';
 import { loadTls } from './tls-files.js';
 
 /** Where and how the server listens, and the limits of one request. */
@@ -93,9 +94,10 @@ export function smsSettings(r: SettingReader) {
  */
 export function smsGuardSettings(r: SettingReader): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
+  const region = r.read('SIS_SMS_DEFAULT_REGION');
   return {
     phone: {
-      defaultRegion: r.read('SIS_SMS_DEFAULT_REGION'),
+      defaultRegion: region,
       refuseInvalid: types.invalid,
       refuseTypes: types.types,
       countries: r.read('SIS_SMS_COUNTRIES'),
@@ -106,7 +108,7 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
       ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
       perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
-      countryDaily: r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'),
+      countryDaily: withHomeCountry(r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'), region),
       hourlyBudget: r.read('SIS_SMS_HOURLY_BUDGET'),
       dailyBudget: r.read('SIS_SMS_DAILY_BUDGET'),
     },

@@ -321,8 +321,9 @@ export const SETTINGS = defineSettings([
   {
     name: 'SIS_SMS_COUNTRY_DAILY_LIMITS',
     kind: parsed(parseCountryLimits, null),
-    default: 'SA=20000,*=200',
-    meaning: 'most codes per country per UTC day, COUNTRY=N pairs; * = every other country; none = no limit',
+    default: 'home=20000,*=200',
+    meaning:
+      "most codes per country per UTC day, COUNTRY=N pairs; home = SIS_SMS_DEFAULT_REGION's country, * = every other; none = no limit",
   },
   {
     name: 'SIS_SMS_HOURLY_BUDGET',

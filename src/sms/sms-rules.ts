@@ -33,8 +33,10 @@ export interface PhoneRules {
 }
 
 export interface CountryLimits {
-  /** Per ISO code, codes per UTC day. */
+  /** Per ISO code, codes per UTC day (the home country's `home` limit among them once the region is known). */
   readonly byCountry: ReadonlyMap<string, number>;
+  /** `home=N`: the limit of SIS_SMS_DEFAULT_REGION's country; null when not given. */
+  readonly home: number | null;
   /** Every other country (and numbers whose country cannot be told); null: no limit for them. */
   readonly other: number | null;
 }

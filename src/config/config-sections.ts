@@ -129,14 +129,26 @@ export function retentionSettings(r: SettingReader, authCodesPerHour: number) {
   return { retention } satisfies Partial<Config>;
 }
 
-/** The gateway settings; neither the URL (it may carry credentials) nor the secret is ever echoed. */
+/** HMAC keys shorter than this are refused: a short key can be guessed offline from one signed body. */
+const MIN_SECRET_BYTES = 32;
+
+/**
+ * The gateway settings; neither the URL (it may carry credentials) nor a secret is ever echoed.
+ * Every HMAC secret (the webhook's, the receipts') is at least MIN_SECRET_BYTES long.
+ */
 function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null {
   const url = r.read('SIS_SMS_WEBHOOK_URL');
   const secret = r.read('SIS_SMS_WEBHOOK_SECRET');
+  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  const receiptSecret = r.read('SIS_SMS_RECEIPT_SECRET');
+  checkSecretLength(r, 'SIS_SMS_WEBHOOK_SECRET', secret);
+  checkSecretLength(r, 'SIS_SMS_RECEIPT_SECRET', receiptSecret);
+  if (receiptSecret !== '' && receiptPath === null)
+    r.problems.push('SIS_SMS_RECEIPT_SECRET: set, but SIS_SMS_RECEIPT_PATH is not; set both or neither');
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
-    if (r.read('SIS_SMS_RECEIPT_PATH') !== null)
+    if (receiptPath !== null)
       r.problems.push(
         'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
       );
@@ -146,8 +158,22 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '')
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
-  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
-  return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath } : null;
+  // The webhook's secret is the documented fallback: a gateway that signs both with one key still works.
+  return ok && secret !== ''
+    ? { url, secret, timeoutMs, receiptPath, receiptSecret: receiptSecret === '' ? secret : receiptSecret }
+    : null;
+}
+
+function checkSecretLength(
+  r: SettingReader,
+  name: 'SIS_SMS_WEBHOOK_SECRET' | 'SIS_SMS_RECEIPT_SECRET',
+  value: string,
+): void {
+  const bytes = Buffer.byteLength(value);
+  if (value !== '' && bytes < MIN_SECRET_BYTES)
+    r.problems.push(
+      `${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES} (a random key, such as the output of openssl rand -hex 32)`,
+    );
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */

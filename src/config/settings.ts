@@ -366,6 +366,13 @@ export const SETTINGS = defineSettings([
       'path (e.g. /sms/receipts) where the gateway POSTs delivery receipts, signed like the webhook; unset = no receipts',
   },
   {
+    name: 'SIS_SMS_RECEIPT_SECRET',
+    kind: text,
+    default: '',
+    meaning:
+      "HMAC-SHA256 key of the receipts' X-Signature-256, at least 32 bytes; unset = the webhook's secret (a fallback)",
+  },
+  {
     name: 'SIS_SMS_MESSAGE',
     kind: textWhere((v) => v.includes('{code}'), 'a text with {code} where the code goes'),
     default: 'Your verification code is {code}',
@@ -381,7 +388,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_WEBHOOK_SECRET',
     kind: text,
     default: '',
-    meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL',
+    meaning: 'HMAC-SHA256 key of X-Signature-256, at least 32 bytes; required with the URL',
   },
   {
     name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS',

@@ -56,7 +56,7 @@ describe('AuthCode for parents: settings', () => {
     );
     assert.match(problems({ SIS_AUTH_CODE_REPEAT_MS: '7200000' }), /SIS_AUTH_CODE_REPEAT_MS/);
     assert.match(problems({ SIS_SMS_RECEIPT_PATH: '/r' }), /SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not/);
-    const hook = { SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook', SIS_SMS_WEBHOOK_SECRET: 's' };
+    const hook = { SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook', SIS_SMS_WEBHOOK_SECRET: 's'.repeat(32) };
     assert.match(problems({ ...hook, SIS_SMS_RECEIPT_PATH: '/metrics' }), /a path of its own/);
     assert.match(problems({ ...hook, SIS_SMS_RECEIPT_PATH: 'receipts' }), /expected a path such as/);
     assert.equal(

@@ -41,6 +41,12 @@ export async function startSmsGuard(
     throw new ConfigError([error instanceof Error ? error.message : String(error)]);
   }
   logCountryLimits(config, log);
+  // NODE_ENV is the platform's word for a production deploy (the image sets it): test numbers there are worth a look.
+  if (config.sms.testNumbers.size > 0 && process.env['NODE_ENV'] === 'production')
+    log.warn(
+      { testNumbers: config.sms.testNumbers.size },
+      `SIS_SMS_TEST_NUMBERS is set under NODE_ENV=production: codes to those ${config.sms.testNumbers.size} numbers are accepted without an SMS (at most SIS_SMS_TEST_CODES_PER_HOUR=${config.sms.testCodesPerHour} an hour each); keep them only for an app-store review, and remove them after`,
+    );
   const watched = watchedLayers(config.sms.monitored);
   if (watched.length > 0)
     log.warn(

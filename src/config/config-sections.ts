@@ -114,6 +114,7 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
     },
     trustedAddresses: r.read('SIS_SMS_TRUSTED_ADDRESSES'),
     testNumbers: r.read('SIS_SMS_TEST_NUMBERS'),
+    testCodesPerHour: r.read('SIS_SMS_TEST_CODES_PER_HOUR'),
     repeatMs: r.read('SIS_AUTH_CODE_REPEAT_MS'),
     monitored: r.read('SIS_SMS_GUARD'),
   };

@@ -345,6 +345,12 @@ export const SETTINGS = defineSettings([
       'phones whose codes are recorded as test codes, never sent and never counted (app-store review, load tests)',
   },
   {
+    name: 'SIS_SMS_TEST_CODES_PER_HOUR',
+    kind: int(0, 1_000_000),
+    default: '60',
+    meaning: 'most codes per test number per clock hour (0 = no limit, for a load test)',
+  },
+  {
     name: 'SIS_AUTH_CODE_REPEAT_MS',
     // At most the hour the phone's codes are read over (the repeat is found among them).
     kind: int(0, HOUR_MS),

@@ -19,6 +19,7 @@ export const REFUSAL_REASONS = [
   'country-daily',
   'budget-hourly',
   'budget-daily',
+  'test-hourly',
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 

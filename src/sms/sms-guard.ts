@@ -114,7 +114,8 @@ export class SmsGuard {
     const reading = verdict.reading;
     // A test number as listed or as read (a listed national form, or the E.164 one).
     const tests = rules.testNumbers;
-    if (tests.size > 0 && (tests.has(request.phone) || tests.has(reading.phone))) return this.testAdmission(reading);
+    if (tests.size > 0 && (tests.has(request.phone) || tests.has(reading.phone)))
+      return this.testAdmission(reading, request);
     if (verdict.refused !== undefined)
       this.refuse(verdict.refused, reading, request, null, verdict.type === undefined ? {} : { type: verdict.type });
     const block = await this.#blocks?.covering(reading.phone, request.at);
@@ -179,16 +180,36 @@ export class SmsGuard {
     };
   }
 
-  /** A code to a test number: no check, nothing counted; the store keeps it as a test code. */
-  private testAdmission(reading: PhoneReading): Admission {
+  /**
+   * A code to a test number: no other check; the store keeps it as a test code, counted only
+   * against the number's own hourly limit (in the database), so a leaked test number is no free
+   * path for a flood of requests.
+   */
+  private testAdmission(reading: PhoneReading, request: AdmitRequest): Admission {
+    const limit = this.options.rules.testCodesPerHour;
+    const hour = Math.floor(request.at.getTime() / 3_600_000);
+    const counters: CounterLimit[] =
+      limit > 0
+        ? [
+            {
+              key: `t:${reading.phone}:h${hour}`,
+              limit,
+              until: new Date((hour + 1) * 3_600_000),
+              reason: 'test-hourly',
+            },
+          ]
+        : [];
     return {
       reading,
       backoff: false,
-      counters: [],
+      counters,
       test: true,
       repeatMs: 0,
       monitorPhone: false,
-      settle: async () => undefined,
+      settle: async (outcome) => {
+        if (outcome?.accepted === false)
+          this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
+      },
     };
   }
 

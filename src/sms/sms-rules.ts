@@ -63,6 +63,8 @@ export interface SmsRules {
   readonly trustedAddresses: readonly string[];
   /** Phones (E.164, or `+`/digits as sent) whose codes are recorded as test codes: never sent, never counted. */
   readonly testNumbers: ReadonlySet<string>;
+  /** Most test codes per test number per clock hour (0: no limit). */
+  readonly testCodesPerHour: number;
   /** The same code for the same phone again within this time is accepted without a second message (0: off). */
   readonly repeatMs: number;
   /** Reasons whose layer only watches (SIS_SMS_GUARD): counted and logged as would-be refusals, never refused. */

@@ -88,7 +88,9 @@ export class SqlOutbox implements OutboxStore {
   private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
     if (request.test === true) {
-      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
+      // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
+      const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
+      if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
       if (request.dryRun !== true)
         await trx
           .insertInto('auth_codes')

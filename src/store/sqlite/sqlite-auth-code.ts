@@ -97,8 +97,11 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   const accept = database.transaction((request: AuthCodeRequest): AuthCodeOutcome => {
     const at = request.at.toISOString();
     if (request.test === true) {
-      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
-      if (request.dryRun !== true) insertCode.run(request.code, request.phone, at, request.country ?? null, 1);
+      // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
+      const full = counted(request, undefined);
+      if (!full.accepted || request.dryRun === true) return full;
+      for (const c of request.counters ?? []) countHit.run(c.key, c.until.toISOString());
+      insertCode.run(request.code, request.phone, at, request.country ?? null, 1);
       return ACCEPTED;
     }
     // A counter already full refuses first, as SqlOutbox's look before its transaction: the same

@@ -93,7 +93,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const sms = await startSmsGuard(config, log, store, health);
   const webhook = config.smsWebhook;
   const receipts =
-    webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.secret, store, log);
+    webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.receiptSecret, store, log);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,

@@ -3,6 +3,7 @@
  * restart. Blocks are kept in the database; every running instance reads them within a second
  * (src/sms/blocked-range-cache.ts). docs/sms.md says when to use it.
  */
+import { loadConfig } from '../config/config.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
@@ -25,6 +26,9 @@ SIS_DATABASE_URL; every running instance applies it within a second, without a r
   blocked      the blocks in force, tab-separated: range, until (empty: until allowed), since.
 
 Callers of a blocked range are told that codes cannot be sent to the phone right now.
+block-range reads SIS_SMS_GUARD as the instances do (environment, SIS_CONFIG_FILE) and says so
+when it leaves blocked-range only watched: such instances count the block's would-be refusals
+and still send the codes.
 Exit status: 0 done, 1 database error (or allow-range of a range not blocked), 2 usage error.
 `;
 
@@ -79,6 +83,11 @@ async function block(call: CommandCall, output: CommandOutput, range: string): P
     output.stdout.write(
       `${range} blocked ${until === null ? 'until allowed again' : `until ${until.toISOString()}`}\n`,
     );
+    // The instances share this command's settings (the deploy's environment or SIS_CONFIG_FILE).
+    if (loadConfig(call.env).sms.monitored.has('blocked-range'))
+      output.stderr.write(
+        `sis sms: SIS_SMS_GUARD watches blocked-range only (monitor): instances with this setting still send codes to ${range}; set blocked-range=enforce (or remove it from SIS_SMS_GUARD) and restart them\n`,
+      );
     return 0;
   });
 }

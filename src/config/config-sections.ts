@@ -8,6 +8,7 @@ import type { Config, SmsWebhook } from './config-types.js';
 import { isHttpUrl } from './parse-settings.js';
 import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
+import { withHomeCountry } from './sms-guard-settings.js';
 import { loadTls } from './tls-files.js';
 
 /** Where and how the server listens, and the limits of one request. */
@@ -93,9 +94,10 @@ export function smsSettings(r: SettingReader) {
  */
 export function smsGuardSettings(r: SettingReader): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
+  const region = r.read('SIS_SMS_DEFAULT_REGION');
   return {
     phone: {
-      defaultRegion: r.read('SIS_SMS_DEFAULT_REGION'),
+      defaultRegion: region,
       refuseInvalid: types.invalid,
       refuseTypes: types.types,
       countries: r.read('SIS_SMS_COUNTRIES'),
@@ -104,13 +106,15 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
       ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
+      perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
-      countryDaily: r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'),
+      countryDaily: withHomeCountry(r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'), region),
       hourlyBudget: r.read('SIS_SMS_HOURLY_BUDGET'),
       dailyBudget: r.read('SIS_SMS_DAILY_BUDGET'),
     },
     trustedAddresses: r.read('SIS_SMS_TRUSTED_ADDRESSES'),
     testNumbers: r.read('SIS_SMS_TEST_NUMBERS'),
+    testCodesPerHour: r.read('SIS_SMS_TEST_CODES_PER_HOUR'),
     repeatMs: r.read('SIS_AUTH_CODE_REPEAT_MS'),
     monitored: r.read('SIS_SMS_GUARD'),
   };
@@ -126,14 +130,26 @@ export function retentionSettings(r: SettingReader, authCodesPerHour: number) {
   return { retention } satisfies Partial<Config>;
 }
 
-/** The gateway settings; neither the URL (it may carry credentials) nor the secret is ever echoed. */
+/** HMAC keys shorter than this are refused: a short key can be guessed offline from one signed body. */
+const MIN_SECRET_BYTES = 32;
+
+/**
+ * The gateway settings; neither the URL (it may carry credentials) nor a secret is ever echoed.
+ * Every HMAC secret (the webhook's, the receipts') is at least MIN_SECRET_BYTES long.
+ */
 function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null {
   const url = r.read('SIS_SMS_WEBHOOK_URL');
   const secret = r.read('SIS_SMS_WEBHOOK_SECRET');
+  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  const receiptSecret = r.read('SIS_SMS_RECEIPT_SECRET');
+  checkSecretLength(r, 'SIS_SMS_WEBHOOK_SECRET', secret);
+  checkSecretLength(r, 'SIS_SMS_RECEIPT_SECRET', receiptSecret);
+  if (receiptSecret !== '' && receiptPath === null)
+    r.problems.push('SIS_SMS_RECEIPT_SECRET: set, but SIS_SMS_RECEIPT_PATH is not; set both or neither');
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
-    if (r.read('SIS_SMS_RECEIPT_PATH') !== null)
+    if (receiptPath !== null)
       r.problems.push(
         'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
       );
@@ -143,8 +159,22 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (!ok) r.problems.push('SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL');
   if (secret === '')
     r.problems.push('SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)');
-  const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
-  return ok && secret !== '' ? { url, secret, timeoutMs, receiptPath } : null;
+  // The webhook's secret is the documented fallback: a gateway that signs both with one key still works.
+  return ok && secret !== ''
+    ? { url, secret, timeoutMs, receiptPath, receiptSecret: receiptSecret === '' ? secret : receiptSecret }
+    : null;
+}
+
+function checkSecretLength(
+  r: SettingReader,
+  name: 'SIS_SMS_WEBHOOK_SECRET' | 'SIS_SMS_RECEIPT_SECRET',
+  value: string,
+): void {
+  const bytes = Buffer.byteLength(value);
+  if (value !== '' && bytes < MIN_SECRET_BYTES)
+    r.problems.push(
+      `${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES} (a random key, such as the output of openssl rand -hex 32)`,
+    );
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */

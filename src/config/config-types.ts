@@ -11,8 +11,10 @@ export interface SmsWebhook {
   /** Keys the HMAC-SHA256 signature of each body. */
   readonly secret: string;
   readonly timeoutMs: number;
-  /** Where the gateway POSTs delivery receipts, signed with the same secret; null: no receipts. */
+  /** Where the gateway POSTs delivery receipts; null: no receipts. */
   readonly receiptPath: string | null;
+  /** Keys the receipts' HMAC: SIS_SMS_RECEIPT_SECRET, else (the documented fallback) the webhook's secret. */
+  readonly receiptSecret: string;
 }
 
 /** How the outbox worker delivers: see src/outbox/outbox-worker.ts. */

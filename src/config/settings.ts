@@ -279,6 +279,13 @@ export const SETTINGS = defineSettings([
     meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
   },
   {
+    name: 'SIS_AUTH_CODES_PER_IPV6_48_HOUR',
+    kind: int(0, 1_000_000),
+    default: '5000',
+    meaning:
+      'most codes accepted per IPv6 /48 per clock hour, beside the per-prefix limit: a tunnel broker hands one client a /48, 65,536 /64s (0 = no limit)',
+  },
+  {
     name: 'SIS_SMS_TRUSTED_ADDRESSES',
     kind: parsed(parseNetworks, []),
     default: '',
@@ -314,8 +321,9 @@ export const SETTINGS = defineSettings([
   {
     name: 'SIS_SMS_COUNTRY_DAILY_LIMITS',
     kind: parsed(parseCountryLimits, null),
-    default: 'SA=20000,*=200',
-    meaning: 'most codes per country per UTC day, COUNTRY=N pairs; * = every other country; none = no limit',
+    default: 'home=20000,*=200',
+    meaning:
+      "most codes per country per UTC day, COUNTRY=N pairs; home = SIS_SMS_DEFAULT_REGION's country, * = every other; none = no limit",
   },
   {
     name: 'SIS_SMS_HOURLY_BUDGET',
@@ -337,6 +345,12 @@ export const SETTINGS = defineSettings([
       'phones whose codes are recorded as test codes, never sent and never counted (app-store review, load tests)',
   },
   {
+    name: 'SIS_SMS_TEST_CODES_PER_HOUR',
+    kind: int(0, 1_000_000),
+    default: '60',
+    meaning: 'most codes per test number per clock hour (0 = no limit, for a load test)',
+  },
+  {
     name: 'SIS_AUTH_CODE_REPEAT_MS',
     // At most the hour the phone's codes are read over (the repeat is found among them).
     kind: int(0, HOUR_MS),
@@ -348,7 +362,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_GUARD',
     kind: parsed(parseGuardModes, new Set<RefusalReason>()),
     default: 'enforce',
-    meaning: `enforce or monitor (would-be refusals counted and logged, nothing refused), then layer=enforce|monitor (${[...GUARD_LAYERS.keys()].join(', ')})`,
+    meaning: `enforce or monitor (would-be refusals counted and logged, nothing refused; number, blocked-range and budget stay enforced unless named), then layer=enforce|monitor (${[...GUARD_LAYERS.keys()].join(', ')})`,
   },
   {
     name: 'SIS_SMS_RECEIPT_PATH',
@@ -356,6 +370,13 @@ export const SETTINGS = defineSettings([
     default: '',
     meaning:
       'path (e.g. /sms/receipts) where the gateway POSTs delivery receipts, signed like the webhook; unset = no receipts',
+  },
+  {
+    name: 'SIS_SMS_RECEIPT_SECRET',
+    kind: text,
+    default: '',
+    meaning:
+      "HMAC-SHA256 key of the receipts' X-Signature-256, at least 32 bytes; unset = the webhook's secret (a fallback)",
   },
   {
     name: 'SIS_SMS_MESSAGE',
@@ -373,7 +394,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_WEBHOOK_SECRET',
     kind: text,
     default: '',
-    meaning: 'HMAC-SHA256 key of X-Signature-256; required with the URL',
+    meaning: 'HMAC-SHA256 key of X-Signature-256, at least 32 bytes; required with the URL',
   },
   {
     name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS',

@@ -6,7 +6,7 @@
 import { normalPhone } from '../operations/auth-code-checks.js';
 import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
 import type { Ipv6Prefix } from '../sms/client-network.js';
-import { GUARD_LAYERS } from '../sms/refusal.js';
+import { BRAKE_LAYERS, GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import { NUMBER_TYPES } from '../sms/sms-rules.js';
 import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
@@ -50,19 +50,32 @@ export function parseCountries(raw: string): Parsed<ReadonlySet<string>> {
   return { value: new Set(codes) };
 }
 
-/** `SA=20000,*=200`: codes per UTC day per country, `*` for every other; `none`: no limit. */
+/**
+ * `home=20000,*=200`: codes per UTC day per country: `home` for SIS_SMS_DEFAULT_REGION's country
+ * (withHomeCountry puts it in), an ISO code for that country, `*` for every other; `none`: no limit.
+ */
 export function parseCountryLimits(raw: string): Parsed<CountryLimits | null> {
   if (/^\s*none\s*$/i.test(raw)) return { value: null };
   const byCountry = new Map<string, number>();
   let other: number | null = null;
+  let home: number | null = null;
   for (const item of splitList(raw.toUpperCase())) {
-    const m = /^([A-Z]{2}|\*)\s*=\s*(\d{1,10})$/.exec(item);
+    const m = /^([A-Z]{2}|\*|HOME)\s*=\s*(\d{1,10})$/.exec(item);
     if (m === null)
-      return { problem: `${JSON.stringify(item)}: expected COUNTRY=N pairs such as SA=20000,*=200, or none` };
+      return {
+        problem: `${JSON.stringify(item)}: expected COUNTRY=N pairs such as home=20000,SA=20000,*=200 (home: SIS_SMS_DEFAULT_REGION's country), or none`,
+      };
     if (m[1] === '*') other = Number(m[2]);
+    else if (m[1] === 'HOME') home = Number(m[2]);
     else byCountry.set(m[1]!, Number(m[2]));
   }
-  return { value: { byCountry, other } };
+  return { value: { byCountry, other, home } };
+}
+
+/** The limits with `home` given to the region's country (a limit named for that country itself wins). */
+export function withHomeCountry(limits: CountryLimits | null, region: string | null): CountryLimits | null {
+  if (limits === null || limits.home === null || region === null || limits.byCountry.has(region)) return limits;
+  return { ...limits, byCountry: new Map([...limits.byCountry, [region, limits.home]]) };
 }
 
 /** 64, 56 or 48 (a leading / allowed). */
@@ -99,16 +112,18 @@ export function parseTestNumbers(raw: string): Parsed<ReadonlySet<string>> {
 }
 
 /**
- * `enforce` or `monitor` for every layer, then `layer=enforce|monitor` for one (`enforce,address=monitor`):
- * the set of reasons only watched.
+ * `enforce` or `monitor` first, then `layer=enforce|monitor` for one (`enforce,address=monitor`):
+ * the set of reasons only watched. A bare `monitor` watches every layer but the operator's brakes
+ * (BRAKE_LAYERS: number, blocked-range, budget), which only a `layer=monitor` of their own watches.
  */
 export function parseGuardModes(raw: string): Parsed<ReadonlySet<RefusalReason>> {
   const monitored = new Set<RefusalReason>();
   const layers = [...GUARD_LAYERS.keys()];
   for (const [i, item] of splitList(raw.toLowerCase()).entries()) {
     const m = /^(?:([a-z-]+)\s*=\s*)?(enforce|monitor)$/.exec(item);
+    const everyLayer = [...GUARD_LAYERS].filter(([layer]) => m?.[2] === 'enforce' || !BRAKE_LAYERS.includes(layer));
     const reasons =
-      m?.[1] === undefined ? (i === 0 ? [...GUARD_LAYERS.values()].flat() : undefined) : GUARD_LAYERS.get(m[1]);
+      m?.[1] === undefined ? (i === 0 ? everyLayer.flatMap(([, r]) => r) : undefined) : GUARD_LAYERS.get(m[1]);
     if (m === null || reasons === undefined)
       return {
         problem: `${JSON.stringify(item)}: expected enforce or monitor, then layer=enforce|monitor pairs (layers: ${layers.join(', ')})`,

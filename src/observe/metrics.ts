@@ -116,12 +116,11 @@ export interface MetricsOptions {
     readonly kept: Readonly<Record<string, number>> | null;
     readonly pruned: Readonly<Record<string, number>>;
   };
-  /** AuthCode's refusals by reason (would-be ones of monitor mode apart), repeats and codes queued by country (src/sms/refusal-tally.ts). */
+  /** AuthCode's refusals by reason (would-be ones of monitor mode apart) and codes queued by country (src/sms/refusal-tally.ts). */
   readonly sms?: {
     readonly refusals: ReadonlyMap<string, number>;
     readonly monitoredRefusals: ReadonlyMap<string, number>;
     readonly queued: ReadonlyMap<string, number>;
-    readonly repeats: number;
   };
   /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
   readonly smsDeliveries?: () => ReadonlyMap<string, number>;
@@ -261,14 +260,6 @@ function registerSms(registry: Registry, sms: NonNullable<MetricsOptions['sms']>
         ...[...sms.refusals].map(([reason, value]) => ({ labels: { reason }, value })),
         ...[...sms.monitoredRefusals].map(([reason, value]) => ({ labels: { reason, mode: 'monitor' }, value })),
       ],
-    }),
-  );
-  registry.registerMetric(
-    custom({
-      name: 'sis_auth_code_repeats_total',
-      help: 'AuthCode calls repeating a code just accepted for the same phone (SIS_AUTH_CODE_REPEAT_MS), answered without a second SMS.',
-      type: 'counter',
-      values: () => [{ labels: {}, value: sms.repeats }],
     }),
   );
   registry.registerMetric(

@@ -1,7 +1,8 @@
 /**
  * Delivery receipts (docs/sms.md): the SMS gateway POSTs each message's fate to
  * SIS_SMS_RECEIPT_PATH, signed like the webhook (`X-Signature-256: sha256=<hex HMAC-SHA256 of the
- * raw body>` under SIS_SMS_WEBHOOK_SECRET), and the outbox row records it. The body is
+ * raw body>`) under the secret it is given (SIS_SMS_RECEIPT_SECRET, else SIS_SMS_WEBHOOK_SECRET),
+ * and the outbox row records it. The body is
  * `{"id", "status", "reason", "timestamp"}`: `id` the webhook's X-Message-Id, `status` delivered,
  * failed or undelivered, `timestamp` Unix seconds inside the signed body, so a receipt replayed
  * later is refused as stale and one replayed within the window finds a receipt at least as new
@@ -82,8 +83,9 @@ export class DeliveryReceipts {
     if (typeof status !== 'string' || !(RECEIPT_STATUSES as readonly string[]).includes(status))
       return `status: expected one of ${RECEIPT_STATUSES.join(', ')}`;
     if (reason !== undefined && reason !== null && typeof reason !== 'string') return 'reason: expected a text';
-    if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp))
-      return 'timestamp: expected Unix seconds (a whole number)';
+    // A whole number of seconds may still be no date (beyond ±8.64e12 s): a 400, not a failed write.
+    const at = typeof timestamp === 'number' && Number.isSafeInteger(timestamp) ? new Date(timestamp * 1000) : null;
+    if (at === null || Number.isNaN(at.getTime())) return 'timestamp: expected Unix seconds (a whole number)';
     const line =
       typeof reason === 'string'
         ? reason
@@ -95,7 +97,7 @@ export class DeliveryReceipts {
       id: n,
       status: status as ReceiptStatus,
       reason: line === '' ? null : line,
-      at: new Date(timestamp * 1000),
+      at,
     };
   }
 

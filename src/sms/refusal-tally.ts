@@ -1,6 +1,6 @@
 /**
  * What the SMS protection counts for operators: refusals by reason, would-be refusals of layers in
- * monitor mode, repeats and codes queued by country (this process's, for the metrics), and refused
+ * monitor mode and codes queued by country (this process's, for the metrics), and refused
  * and would-be refused codes by period, reason, country and range (all processes', in the
  * database, for `sis outbox stats`; a would-be one as `monitor:<reason>`). Refusals are added up
  * in memory and written every few seconds, so an attack's thousands of refusals cost a few
@@ -22,8 +22,6 @@ export class RefusalTally {
   readonly monitoredRefusals = new Map<RefusalReason, number>();
   /** Codes queued by country, `unknown` when it cannot be told (sis_sms_queued_total). */
   readonly queued = new Map<string, number>();
-  /** Repeats of a code just accepted, answered without a second message (sis_auth_code_repeats_total). */
-  repeats = 0;
   /** Per reason: when its would-be refusals were last logged, and how many since. */
   #monitorLog = new Map<RefusalReason, { at: number; since: number }>();
   #pending = new Map<string, RefusalCount>();
@@ -58,10 +56,6 @@ export class RefusalTally {
       { reason, moreSinceLastLine: logged?.since ?? 0 },
       `SMS guard in monitor mode: a code would have been refused (${reason}) and was accepted; see sis outbox stats, and enforce the layer (SIS_SMS_GUARD) once its limit fits your peaks`,
     );
-  }
-
-  repeated(): void {
-    this.repeats++;
   }
 
   private pend(reason: string, country: string | null, range: string, at: Date): void {

@@ -19,6 +19,7 @@ export const REFUSAL_REASONS = [
   'country-daily',
   'budget-hourly',
   'budget-daily',
+  'test-hourly',
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
@@ -32,6 +33,19 @@ export const GUARD_LAYERS: ReadonlyMap<string, readonly RefusalReason[]> = new M
   ['budget', ['budget-hourly', 'budget-daily']],
   ['phone', ['phone-hourly', 'phone-backoff']],
 ]);
+
+/**
+ * The operator's brakes: a bare `monitor` (SIS_SMS_GUARD's rollout step) leaves them enforced, and
+ * only `layer=monitor` naming one watches it. A block, the premium-rate refusal and the budget are
+ * set by an operator to stop money going out; a rollout step that watches the new limits must not
+ * lift them.
+ */
+export const BRAKE_LAYERS: readonly string[] = ['number', 'blocked-range', 'budget'];
+
+/** The layers whose every reason is in `monitored` or some of them: those not fully enforced. */
+export function watchedLayers(monitored: ReadonlySet<RefusalReason>): string[] {
+  return [...GUARD_LAYERS].filter(([, reasons]) => reasons.some((r) => monitored.has(r))).map(([layer]) => layer);
+}
 
 export class AuthCodeRefusedError extends QuotaExceededError {
   constructor(

@@ -13,7 +13,7 @@ import type { Logger } from '../logging/logger.js';
 import type { SmsStore } from '../store/sms-types.js';
 import type { AuthCodeOutcome, CounterLimit } from '../store/store.js';
 import { BlockedRangeCache } from './blocked-range-cache.js';
-import { countedNetwork, inNetworkList, networkList } from './client-network.js';
+import { countedNetwork, inNetworkList, networkList, siteNetwork } from './client-network.js';
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
 import type { RedisCounters } from './redis-counters.js';
@@ -114,7 +114,8 @@ export class SmsGuard {
     const reading = verdict.reading;
     // A test number as listed or as read (a listed national form, or the E.164 one).
     const tests = rules.testNumbers;
-    if (tests.size > 0 && (tests.has(request.phone) || tests.has(reading.phone))) return this.testAdmission(reading);
+    if (tests.size > 0 && (tests.has(request.phone) || tests.has(reading.phone)))
+      return this.testAdmission(reading, request);
     if (verdict.refused !== undefined)
       this.refuse(verdict.refused, reading, request, null, verdict.type === undefined ? {} : { type: verdict.type });
     const block = await this.#blocks?.covering(reading.phone, request.at);
@@ -123,12 +124,17 @@ export class SmsGuard {
       this.refuse('blocked-range', reading, request, seconds);
     }
     const velocity = rules.velocity;
+    const counted = request.address !== '' && !this.trusted(request.address);
+    // A /48 counter beside the prefix's, unless the prefix is the /48 itself.
+    const site =
+      counted && velocity.perIpv6SiteHour > 0 && velocity.ipv6Prefix !== 48 ? siteNetwork(request.address) : null;
     const counters = countersFor(velocity, this.#monitored, {
       // Hashed only when counted: the key and the HMAC cost nothing while the limit is off.
       addressHash:
-        request.address === '' || velocity.perAddressHour === 0 || this.trusted(request.address)
+        !counted || velocity.perAddressHour === 0
           ? null
           : await this.hashAddress(countedNetwork(request.address, velocity.ipv6Prefix)),
+      siteHash: site === null ? null : await this.hashAddress(site),
       range: reading.range,
       country: reading.country,
       at: request.at,
@@ -161,30 +167,49 @@ export class SmsGuard {
       monitorPhone: this.#monitorPhone,
       settle: async (outcome) => {
         if (outcome?.accepted === true) {
-          if (outcome.repeat === true) {
-            await redis?.release(space, taken);
-            if (!request.dryRun) this.tally.repeated();
-            return;
-          }
+          // A repeat is not counted here either: no metric tells a repeat from a new code (a guess's answer).
+          if (outcome.repeat === true) return redis?.release(space, taken);
           for (const reason of outcome.monitored ?? []) this.refuse(reason as RefusalReason, reading, request, null);
           return this.accepted(reading, request.dryRun);
         }
-        await redis?.release(space, taken);
+        // A code the phone's own limits refused stays counted against its address (guessing costs).
+        const phoneRefusal = outcome?.reason === 'phone-hourly' || outcome?.reason === 'phone-backoff';
+        await redis?.release(space, phoneRefusal ? taken.filter((c) => c.reason !== 'address') : taken);
         if (outcome !== null) this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
       },
     };
   }
 
-  /** A code to a test number: no check, nothing counted; the store keeps it as a test code. */
-  private testAdmission(reading: PhoneReading): Admission {
+  /**
+   * A code to a test number: no other check; the store keeps it as a test code, counted only
+   * against the number's own hourly limit (in the database), so a leaked test number is no free
+   * path for a flood of requests.
+   */
+  private testAdmission(reading: PhoneReading, request: AdmitRequest): Admission {
+    const limit = this.options.rules.testCodesPerHour;
+    const hour = Math.floor(request.at.getTime() / 3_600_000);
+    const counters: CounterLimit[] =
+      limit > 0
+        ? [
+            {
+              key: `t:${reading.phone}:h${hour}`,
+              limit,
+              until: new Date((hour + 1) * 3_600_000),
+              reason: 'test-hourly',
+            },
+          ]
+        : [];
     return {
       reading,
       backoff: false,
-      counters: [],
+      counters,
       test: true,
       repeatMs: 0,
       monitorPhone: false,
-      settle: async () => undefined,
+      settle: async (outcome) => {
+        if (outcome?.accepted === false)
+          this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
+      },
     };
   }
 

@@ -33,8 +33,10 @@ export interface PhoneRules {
 }
 
 export interface CountryLimits {
-  /** Per ISO code, codes per UTC day. */
+  /** Per ISO code, codes per UTC day (the home country's `home` limit among them once the region is known). */
   readonly byCountry: ReadonlyMap<string, number>;
+  /** `home=N`: the limit of SIS_SMS_DEFAULT_REGION's country; null when not given. */
+  readonly home: number | null;
   /** Every other country (and numbers whose country cannot be told); null: no limit for them. */
   readonly other: number | null;
 }
@@ -45,6 +47,8 @@ export interface VelocityLimits {
   readonly perAddressHour: number;
   /** IPv6 addresses are counted by this prefix (client-network.ts). */
   readonly ipv6Prefix: Ipv6Prefix;
+  /** Codes per native IPv6 client's /48 per clock hour, beside its prefix's (0: not counted). */
+  readonly perIpv6SiteHour: number;
   readonly perRangeHour: number;
   /** null: no country limit. */
   readonly countryDaily: CountryLimits | null;
@@ -59,6 +63,8 @@ export interface SmsRules {
   readonly trustedAddresses: readonly string[];
   /** Phones (E.164, or `+`/digits as sent) whose codes are recorded as test codes: never sent, never counted. */
   readonly testNumbers: ReadonlySet<string>;
+  /** Most test codes per test number per clock hour (0: no limit). */
+  readonly testCodesPerHour: number;
   /** The same code for the same phone again within this time is accepted without a second message (0: off). */
   readonly repeatMs: number;
   /** Reasons whose layer only watches (SIS_SMS_GUARD): counted and logged as would-be refusals, never refused. */

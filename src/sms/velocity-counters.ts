@@ -1,6 +1,6 @@
 /**
  * The counters a code is counted in (docs/sms.md), cheapest to fill first: its client address
- * and its range per clock hour, its country per UTC day, the global hourly and daily budgets.
+ * (and a native IPv6 client's /48) and its range per clock hour, its country per UTC day, the global hourly and daily budgets.
  * Fixed windows: a counter's key names its window, so every instance counts in the same one and
  * the counter is forgotten when the window ends; a caller may get up to twice a limit across a
  * window's edge, which no limit here needs to prevent.
@@ -15,6 +15,8 @@ const DAY_MS = 86_400_000;
 export interface CountedCode {
   /** The client address's keyed hash; null when there is no address (nothing to count). */
   readonly addressHash: string | null;
+  /** The keyed hash of a native IPv6 client's /48; null when not counted. */
+  readonly siteHash: string | null;
   readonly range: string;
   readonly country: string | null;
   readonly at: Date;
@@ -42,6 +44,8 @@ export function countersFor(
   };
   if (limits.perAddressHour > 0 && code.addressHash !== null)
     add(`a:${code.addressHash}:h${hour}`, limits.perAddressHour, hourEnd, 'address');
+  if (limits.perIpv6SiteHour > 0 && code.siteHash !== null)
+    add(`s:${code.siteHash}:h${hour}`, limits.perIpv6SiteHour, hourEnd, 'address');
   if (limits.perRangeHour > 0) add(`r:${code.range}:h${hour}`, limits.perRangeHour, hourEnd, 'range');
   const countryLimit = countryLimitOf(limits, code.country);
   if (countryLimit !== null) add(`c:${code.country ?? '??'}:d${day}`, countryLimit, dayEnd, 'country-daily');

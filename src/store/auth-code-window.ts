@@ -1,8 +1,9 @@
 /**
  * The per-phone limits, shared by both AuthCode writes (Kysely's and SQLite's synchronous one):
- * the hourly window a code counts in, a repeat of a code just accepted (answered without a second
- * message), the growing wait after the limit (Auth0's scheme: one minute, doubling up to 32, with
- * jitter), and what a refusal answers.
+ * the hourly window a code counts in, the growing wait after the limit (Auth0's scheme: one minute,
+ * doubling up to 32, with jitter; refused codes count in it), a repeat of a code just accepted
+ * (answered without a second message, but only where a new code would be accepted too, so the
+ * answer never tells whether a code was the phone's), and what a refusal answers.
  */
 import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
 
@@ -23,7 +24,7 @@ export function windowStart(at: Date): string {
 export const ACCEPTED: AuthCodeOutcome = { accepted: true };
 
 /** The same code to the same phone again: accepted, and nothing written or counted. */
-const REPEAT: AuthCodeOutcome = { accepted: true, repeat: true };
+export const REPEAT: AuthCodeOutcome = { accepted: true, repeat: true };
 
 /** One of the phone's recent codes, as the phone checks read them (newest first). */
 export interface RecentCode {
@@ -32,24 +33,58 @@ export interface RecentCode {
 }
 
 /**
- * What the phone's newest codes decide before the growing wait: a repeat (the same code within
- * `repeatMs`), the hourly limit (the maxPerHour-th newest code of the hour still in the window),
- * or null. `recent`: the phone's codes of the hour, newest first, at most maxPerHour of them
- * (or, without an hourly limit, its codes equal to this one within `repeatMs`).
+ * The hourly limit: refused when the maxPerHour-th newest code of the hour is still in the
+ * window, whatever the code (a repeat included: at the limit, "accepted" for the phone's own
+ * recent code and "refused" for every other one would tell a guesser which code the phone got).
+ * `recent`: the phone's codes of the hour, newest first, at most maxPerHour of them.
  */
-export function phoneDecision(recent: readonly RecentCode[], request: AuthCodeRequest): AuthCodeOutcome | null {
-  const repeatMs = request.repeatMs ?? 0;
-  if (repeatMs > 0) {
-    const since = request.at.getTime() - repeatMs;
-    for (const r of recent) if (r.code === request.code && new Date(r.created_at).getTime() > since) return REPEAT;
-  }
+export function hourlyRefusal(recent: readonly RecentCode[], request: AuthCodeRequest): AuthCodeOutcome | null {
   const max = request.maxPerHour;
   return max > 0 && recent.length >= max ? refusal(recent[max - 1]!.created_at, request.at) : null;
+}
+
+/** Whether `recent` holds this very code within `repeatMs`: asked only once no phone limit refuses the code. */
+export function isRepeat(recent: readonly RecentCode[], request: AuthCodeRequest): boolean {
+  const repeatMs = request.repeatMs ?? 0;
+  if (repeatMs <= 0) return false;
+  const since = request.at.getTime() - repeatMs;
+  return recent.some((r) => r.code === request.code && new Date(r.created_at).getTime() > since);
 }
 
 /** The oldest `created_at` a repeat is looked for from. */
 export function repeatStart(request: AuthCodeRequest): string {
   return new Date(request.at.getTime() - (request.repeatMs ?? 0)).toISOString();
+}
+
+/**
+ * The counter (sms_counters, in the database whatever holds the other counters) of the phone's
+ * refused codes: each refusal by the phone's own limits adds one and moves its end to a day after
+ * that refusal, so a phone guessed at keeps growing its wait (backoffRefusal) until a quiet day.
+ */
+export function phoneRefusalsKey(phone: string): string {
+  return `p:${phone}`;
+}
+
+/** The end a phone's refusal counter gets when a refusal at `at` is counted. */
+export function phoneRefusalsUntil(at: Date): string {
+  return new Date(at.getTime() + BACKOFF_LOOKBACK_MS).toISOString();
+}
+
+/** When the phone's last refusal was counted, from its counter's end (null: no counter). */
+export function lastRefusalAt(expiresAt: string | Date | null | undefined): Date | null {
+  return expiresAt == null ? null : new Date(new Date(expiresAt).getTime() - BACKOFF_LOOKBACK_MS);
+}
+
+/** The later of the phone's last code and last refusal: the growing wait runs from it. */
+export function lastAttempt(lastCode: string | Date | null, lastRefusal: Date | null): Date | null {
+  if (lastCode === null) return lastRefusal;
+  const code = new Date(lastCode);
+  return lastRefusal !== null && lastRefusal > code ? lastRefusal : code;
+}
+
+/** Whether an outcome is a refusal by the phone's own limits (counted against the phone and its address). */
+export function isPhoneRefusal(outcome: AuthCodeOutcome): boolean {
+  return !outcome.accepted && (outcome.reason === 'phone-hourly' || outcome.reason === 'phone-backoff');
 }
 
 /** The oldest `created_at` the growing wait counts. */
@@ -64,8 +99,8 @@ export function refusal(limitingCreatedAt: string | Date, at: Date): AuthCodeOut
 }
 
 /**
- * The growing wait: a phone that got `count` codes in the last day, at least `maxPerHour`, waits
- * one minute after its last code, doubled for each code beyond the limit, at most 32 minutes,
+ * The growing wait: a phone that got `count` codes in the last day (its refused ones included),
+ * at least `maxPerHour`, waits one minute after its last code (or refusal), doubled for each code beyond the limit, at most 32 minutes,
  * plus up to a quarter more (jitter derived from the phone and the count, so one phone is told
  * the same wait on every try, and phones refused together are not freed together).
  */

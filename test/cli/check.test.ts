@@ -161,11 +161,14 @@ describe('sis check', () => {
   );
 
   it('Redis and the SMS gateway: ok when they answer (no message sent), the reason when not (1)', async () => {
-    const gateway = await startSmsGateway('check-secret');
+    const gateway = await startSmsGateway('check-secret-of-at-least-32-bytes-long');
     const down = await closedPort();
     const redis = process.env['SIS_TEST_REDIS_URL'];
     try {
-      const base = { SIS_DATABASE_URL: `sqlite:${dbPath()}`, SIS_SMS_WEBHOOK_SECRET: 'check-secret' };
+      const base = {
+        SIS_DATABASE_URL: `sqlite:${dbPath()}`,
+        SIS_SMS_WEBHOOK_SECRET: 'check-secret-of-at-least-32-bytes-long',
+      };
       const up = await check({
         ...base,
         SIS_SMS_WEBHOOK_URL: gateway.url,

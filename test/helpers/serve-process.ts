@@ -108,13 +108,14 @@ export function stopServe(instance: ServeProcess, signal: NodeJS.Signals = 'SIGT
   return exited;
 }
 
-/** Runs `sis ARGS` as a process on `databaseUrl`; resolves with its exit status and output. */
+/** Runs `sis ARGS` as a process on `databaseUrl` (and `extra` settings); resolves with its exit status and output. */
 export function runSis(
   args: readonly string[],
   databaseUrl: string,
+  extra: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI_MAIN, ...args], {
-    env: childEnv(databaseUrl),
+    env: childEnv(databaseUrl, extra),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

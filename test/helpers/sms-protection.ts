@@ -8,6 +8,7 @@ export const SMS_PROTECTION_OFF: Readonly<Record<string, string>> = {
   SIS_SMS_REFUSE_TYPES: 'none',
   SIS_AUTH_CODE_BACKOFF: 'off',
   SIS_AUTH_CODES_PER_ADDRESS_HOUR: '0',
+  SIS_AUTH_CODES_PER_IPV6_48_HOUR: '0',
   SIS_AUTH_CODES_PER_RANGE_HOUR: '0',
   SIS_SMS_COUNTRY_DAILY_LIMITS: 'none',
 };

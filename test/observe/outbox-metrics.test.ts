@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { startSmsGateway, eventually } from '../helpers/sms-gateway.js';
 import { startTestServer } from '../helpers/test-server.js';
 
-const SECRET = 'test-secret-0123456789';
+const SECRET = 'test-secret-0123456789-0123456789';
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 
 /** The value of one series in Prometheus text (labels as written, in order), or undefined. */

@@ -148,11 +148,11 @@ describe('run-time failures, logged once per change', () => {
     { timeout: 30_000 },
     async () => {
       let answer = 503;
-      const gateway = await startSmsGateway('state-secret', () => answer);
+      const gateway = await startSmsGateway('state-secret-of-at-least-32-bytes-long', () => answer);
       const dir = mkdtempSync(join(tmpdir(), 'sis-gateway-state-'));
       const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
         SIS_SMS_WEBHOOK_URL: gateway.url,
-        SIS_SMS_WEBHOOK_SECRET: 'state-secret',
+        SIS_SMS_WEBHOOK_SECRET: 'state-secret-of-at-least-32-bytes-long',
         SIS_SMS_WEBHOOK_TIMEOUT_MS: '1000',
         SIS_OUTBOX_LEASE_MS: '2000',
         SIS_OUTBOX_BACKOFF_MS: '20',

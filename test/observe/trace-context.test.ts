@@ -201,7 +201,7 @@ describe('trace context', () => {
   });
 });
 
-const SMS_SECRET = 'trace-test-secret';
+const SMS_SECRET = 'trace-test-secret-of-at-least-32-bytes';
 
 async function authCode(server: TestServer, phone: string, headers: Record<string, string> = {}): Promise<void> {
   const res = await fetch(

@@ -18,7 +18,7 @@ import type { FreshDatabase } from '../helpers/store-targets.js';
 import { goldenDataset, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
-const SECRET = 'shadow-test-secret';
+const SECRET = 'shadow-test-secret-of-32-bytes-or-more';
 const AUTH_CODE_CASES = ['soap11_AuthCode', 'soap12_AuthCode', 'get_AuthCode', 'post_AuthCode'];
 const CHANGED_TOKEN = (a: GoldenAnswer): GoldenAnswer => ({
   ...a,

@@ -20,7 +20,7 @@ import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
 const AuthCode: Operation = operations.find((o) => o.name === 'AuthCode')!;
-const SECRET = 'gateway-secret-for-tests';
+const SECRET = 'gateway-secret-for-tests-32-bytes-long';
 
 function rows(server: TestServer, sql: string): Record<string, unknown>[] {
   const db = new Database(server.databaseFile, { readonly: true });
@@ -214,26 +214,45 @@ describe('AuthCode settings', () => {
     assert.equal(config.results, 'documented');
   });
 
-  it('a gateway needs its secret; neither the secret nor the URL is echoed', () => {
+  it("a gateway needs its secret, of at least 32 bytes (the receipts' too); neither a secret nor the URL is echoed", () => {
+    const secret = 's3cret-s3cret-s3cret-s3cret-s3cret';
     assert.deepEqual(problems({ SIS_SMS_WEBHOOK_URL: 'https://user:pw@sms.example/hook' }), [
       'SIS_SMS_WEBHOOK_SECRET: required when SIS_SMS_WEBHOOK_URL is set (it signs every message)',
     ]);
-    assert.deepEqual(problems({ SIS_SMS_WEBHOOK_SECRET: 's3cret' }), [
+    assert.deepEqual(problems({ SIS_SMS_WEBHOOK_SECRET: secret }), [
       'SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither',
     ]);
-    const wrong = problems({ SIS_SMS_WEBHOOK_URL: 'ftp://user:pw@sms.example/', SIS_SMS_WEBHOOK_SECRET: 's3cret' });
+    const wrong = problems({ SIS_SMS_WEBHOOK_URL: 'ftp://user:pw@sms.example/', SIS_SMS_WEBHOOK_SECRET: secret });
     assert.deepEqual(wrong, ['SIS_SMS_WEBHOOK_URL: expected an absolute http:// or https:// URL']);
+    const hook = { SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook', SIS_SMS_RECEIPT_PATH: '/sms/receipts' };
+    const short = problems({ ...hook, SIS_SMS_WEBHOOK_SECRET: 's3cret', SIS_SMS_RECEIPT_SECRET: 'x'.repeat(31) });
+    assert.deepEqual(short, [
+      'SIS_SMS_RECEIPT_SECRET: 31 bytes, expected at least 32 (a random key, such as the output of openssl rand -hex 32)',
+      'SIS_SMS_WEBHOOK_SECRET: 6 bytes, expected at least 32 (a random key, such as the output of openssl rand -hex 32)',
+    ]);
+    assert.ok(!short.join('\n').includes('s3cret'), 'no secret echoed');
+    assert.deepEqual(
+      problems({
+        SIS_SMS_WEBHOOK_URL: hook.SIS_SMS_WEBHOOK_URL,
+        SIS_SMS_WEBHOOK_SECRET: secret,
+        SIS_SMS_RECEIPT_SECRET: 'r'.repeat(32),
+      }),
+      ['SIS_SMS_RECEIPT_SECRET: set, but SIS_SMS_RECEIPT_PATH is not; set both or neither'],
+    );
     const ok = loadConfig({
       SIS_SMS_WEBHOOK_URL: 'https://sms.example/hook',
-      SIS_SMS_WEBHOOK_SECRET: 's3cret',
+      SIS_SMS_WEBHOOK_SECRET: secret,
       SIS_SMS_WEBHOOK_TIMEOUT_MS: '2000',
     });
     assert.deepEqual(ok.smsWebhook, {
       url: 'https://sms.example/hook',
-      secret: 's3cret',
+      secret,
       timeoutMs: 2000,
       receiptPath: null,
+      receiptSecret: secret,
     });
+    const own = loadConfig({ ...hook, SIS_SMS_WEBHOOK_SECRET: secret, SIS_SMS_RECEIPT_SECRET: 'r'.repeat(32) });
+    assert.equal(own.smsWebhook?.receiptSecret, 'r'.repeat(32));
   });
 
   it('a message without {code}, a lease shorter than the gateway time-out and wrong numbers are refused', () => {
@@ -243,7 +262,7 @@ describe('AuthCode settings', () => {
     assert.match(
       problems({
         SIS_SMS_WEBHOOK_URL: 'http://127.0.0.1:9/x',
-        SIS_SMS_WEBHOOK_SECRET: 's',
+        SIS_SMS_WEBHOOK_SECRET: 's'.repeat(32),
         SIS_OUTBOX_LEASE_MS: '5000',
         SIS_SMS_WEBHOOK_TIMEOUT_MS: '5000',
       })[0]!,

@@ -20,7 +20,7 @@ import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targe
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
-const SECRET = 'process-test-secret';
+const SECRET = 'process-test-secret-of-32-bytes-or-more';
 const dir = mkdtempSync(join(tmpdir(), 'sis-outbox-processes-'));
 
 after(async () => {

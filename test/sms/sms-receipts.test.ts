@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { runSis } from '../helpers/serve-process.js';
 import { authCode, backends, SMS_DEFAULTS } from '../helpers/sms-calls.js';
@@ -18,7 +19,7 @@ import type { TestServer } from '../helpers/test-server.js';
 
 after(() => cleanupTargets());
 
-const SECRET = 'receipt-test-secret';
+const SECRET = 'receipt-test-secret-of-32-bytes-or-more';
 const PATH = '/gateway/receipts-7f3a';
 
 interface Receipt {
@@ -162,3 +163,46 @@ for (const backend of backends.filter((b) => !b.name.includes('Redis'))) {
     });
   });
 }
+
+describe('delivery receipts: their own secret, and a timestamp that is no date (issue 33 point 5)', () => {
+  it('checks receipts with SIS_SMS_RECEIPT_SECRET, not the webhook’s, and answers a timestamp beyond any date 400', async () => {
+    const { env } = await backends[0]!.fresh();
+    const RECEIPT_SECRET = 'the-receipts-own-secret-0123456789abcdef';
+    const lines: string[] = [];
+    const server = await startTestServer({
+      env: {
+        ...SMS_DEFAULTS,
+        ...env,
+        LOG_LEVEL: 'warn',
+        SIS_SMS_WEBHOOK_URL: 'http://127.0.0.1:9/never',
+        SIS_SMS_WEBHOOK_SECRET: SECRET,
+        SIS_SMS_RECEIPT_PATH: PATH,
+        SIS_SMS_RECEIPT_SECRET: RECEIPT_SECRET,
+      },
+      logDestination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          lines.push(chunk.toString());
+          cb();
+        },
+      }),
+    });
+    try {
+      const unknown = receipt({ id: 999_999, status: 'delivered', timestamp: nowSeconds() });
+      assert.equal((await post(server, unknown)).status, 401, "the webhook's secret no longer signs receipts");
+      assert.equal(
+        (await post(server, unknown, RECEIPT_SECRET)).status,
+        404,
+        'signed right: read, and no such message',
+      );
+      // A whole number of seconds, but past the last date a clock can hold (8.64e12 s): not a receipt.
+      const never = receipt({ id: 999_999, status: 'delivered', timestamp: 8_640_000_000_001 });
+      assert.deepEqual(await post(server, never, RECEIPT_SECRET), {
+        status: 400,
+        text: 'timestamp: expected Unix seconds (a whole number)',
+      });
+      assert.ok(!lines.some((l) => /"level":50/.test(l)), `no error line: ${lines.join('')}`);
+    } finally {
+      await server.close();
+    }
+  });
+});

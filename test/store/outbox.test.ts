@@ -16,7 +16,7 @@ import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, storeTargets, withFreshStore } from '../helpers/store-targets.js';
 
-const SECRET = 'test-secret-0123456789';
+const SECRET = 'test-secret-0123456789-0123456789';
 const T0 = new Date('2030-01-02T03:04:05.000Z');
 const at = (ms: number): Date => new Date(T0.getTime() + ms);
 const silent = createLogger('silent');

@@ -19,7 +19,7 @@ import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
-const SECRET = 'erase-test-secret';
+const SECRET = 'erase-test-secret-of-32-bytes-or-more';
 const dir = mkdtempSync(join(tmpdir(), 'sis-retention-file-'));
 
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,7 +11,14 @@ import {
   ACCEPTED,
   backoffRefusal,
   backoffStart,
-  phoneDecision,
+  hourlyRefusal,
+  isPhoneRefusal,
+  isRepeat,
+  lastAttempt,
+  lastRefusalAt,
+  phoneRefusalsKey,
+  phoneRefusalsUntil,
+  REPEAT,
   refusedUntil,
   repeatStart,
   windowStart,
@@ -81,7 +88,9 @@ export class SqlOutbox implements OutboxStore {
   private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
     if (request.test === true) {
-      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
+      // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
+      const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
+      if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
       if (request.dryRun !== true)
         await trx
           .insertInto('auth_codes')
@@ -100,8 +109,16 @@ export class SqlOutbox implements OutboxStore {
     await this.dialect.lockForWrite(trx, `auth-code:${request.phone}`, this.lockScope);
     let monitored: string[] | undefined;
     const phoneOutcome = await this.phoneLimits(trx, request);
+    if (phoneOutcome?.accepted === true) {
+      // A repeat is refused where a new code would be for a counter already full: the same answer.
+      const full = await takeCounters(trx, request.counters ?? [], true);
+      return full === null ? phoneOutcome : refusedUntil(full.until.getTime(), request.at, full.reason);
+    }
     if (phoneOutcome !== null) {
-      if (phoneOutcome.accepted || request.monitorPhone !== true) return phoneOutcome;
+      if (request.monitorPhone !== true) {
+        if (request.dryRun !== true && isPhoneRefusal(phoneOutcome)) await this.countPhoneRefusal(trx, request);
+        return phoneOutcome;
+      }
       monitored = [phoneOutcome.reason];
     }
     const over: CounterLimit[] = [];
@@ -132,29 +149,60 @@ export class SqlOutbox implements OutboxStore {
     return outcome;
   }
 
-  /** A repeat, the hourly limit, or the growing wait (auth-code-window.ts); null when none applies. */
+  /** The hourly limit, then the growing wait, then a repeat (auth-code-window.ts); null when none applies. */
   private async phoneLimits(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome | null> {
     const repeats = (request.repeatMs ?? 0) > 0;
     if (request.maxPerHour <= 0 && !repeats) return null;
-    let recent = trx
+    let query = trx
       .selectFrom('auth_codes')
       .select(['created_at', 'code'])
       .where('phone', '=', request.phone)
       .orderBy('created_at', 'desc');
     // The phone's codes of the hour (at most its limit); without a limit, only this code's repeats.
-    recent =
+    query =
       request.maxPerHour > 0
-        ? recent.where('created_at', '>', windowStart(request.at)).limit(request.maxPerHour)
-        : recent.where('code', '=', request.code).where('created_at', '>', repeatStart(request)).limit(1);
-    const decided = phoneDecision(await recent.execute(), request);
-    if (decided !== null || request.backoff !== true || request.maxPerHour <= 0) return decided;
-    const day = await trx
-      .selectFrom('auth_codes')
-      .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.max('created_at').as('last')])
-      .where('phone', '=', request.phone)
-      .where('created_at', '>', backoffStart(request.at))
-      .executeTakeFirstOrThrow();
-    return backoffRefusal(request.phone, Number(day.n), day.last ?? null, request.maxPerHour, request.at);
+        ? query.where('created_at', '>', windowStart(request.at)).limit(request.maxPerHour)
+        : query.where('code', '=', request.code).where('created_at', '>', repeatStart(request)).limit(1);
+    const recent = await query.execute();
+    const hourly = hourlyRefusal(recent, request);
+    if (hourly !== null) return hourly;
+    if (request.backoff === true && request.maxPerHour > 0) {
+      const day = await trx
+        .selectFrom('auth_codes')
+        .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.max('created_at').as('last')])
+        .where('phone', '=', request.phone)
+        .where('created_at', '>', backoffStart(request.at))
+        .executeTakeFirstOrThrow();
+      const refused = await trx
+        .selectFrom('sms_counters')
+        .select(['hits', 'expires_at'])
+        .where('counter', '=', phoneRefusalsKey(request.phone))
+        .executeTakeFirst();
+      const last = lastAttempt(day.last ?? null, lastRefusalAt(refused?.expires_at));
+      const count = Number(day.n) + Number(refused?.hits ?? 0);
+      const wait = backoffRefusal(request.phone, count, last, request.maxPerHour, request.at);
+      if (wait !== null) return wait;
+    }
+    return isRepeat(recent, request) ? REPEAT : null;
+  }
+
+  /** A guess refused by the phone's limits costs: one more against the phone's wait and its address's counter. */
+  private async countPhoneRefusal(trx: Kysely<Database>, request: AuthCodeRequest): Promise<void> {
+    const until = phoneRefusalsUntil(request.at);
+    await trx
+      .insertInto('sms_counters')
+      .values({ counter: phoneRefusalsKey(request.phone), hits: 1, expires_at: until })
+      .onConflict((oc) =>
+        oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1`, expires_at: until }),
+      )
+      .execute();
+    for (const c of request.counters ?? [])
+      if (c.reason === 'address')
+        await trx
+          .insertInto('sms_counters')
+          .values({ counter: c.key, hits: 1, expires_at: c.until.toISOString() })
+          .onConflict((oc) => oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1` }))
+          .execute();
   }
 
   async claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {

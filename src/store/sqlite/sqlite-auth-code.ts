@@ -1,7 +1,8 @@
 /**
  * AuthCode's write on SQLite as one synchronous transaction over prepared statements: the same
- * work as SqlOutbox.acceptAuthCode (a repeat, the phone's limits, the counters, store the code,
- * queue its SMS; a test number's code only stored) without building, compiling and awaiting
+ * work as SqlOutbox.acceptAuthCode (the phone's limits, a repeat, the counters, store the code,
+ * queue its SMS; a refusal by the phone's limits counted against the phone and its address; a
+ * test number's code only stored) without building, compiling and awaiting
  * each query through Kysely.
  */
 import type BetterSqlite3 from 'better-sqlite3';
@@ -9,7 +10,14 @@ import {
   ACCEPTED,
   backoffRefusal,
   backoffStart,
-  phoneDecision,
+  hourlyRefusal,
+  isPhoneRefusal,
+  isRepeat,
+  lastAttempt,
+  lastRefusalAt,
+  phoneRefusalsKey,
+  phoneRefusalsUntil,
+  REPEAT,
   refusedUntil,
   repeatStart,
   windowStart,
@@ -37,12 +45,19 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   const countHit = database.prepare(
     'insert into sms_counters (counter, hits, expires_at) values (?, 1, ?) on conflict (counter) do update set hits = hits + 1',
   );
+  const phoneRefusals = database.prepare<[string], { hits: number; expires_at: string }>(
+    'select hits, expires_at from sms_counters where counter = ?',
+  );
+  const countPhoneRefusal = database.prepare(
+    'insert into sms_counters (counter, hits, expires_at) values (?, 1, ?) on conflict (counter) do update set hits = hits + 1, expires_at = excluded.expires_at',
+  );
   const insertCode = database.prepare(
     'insert into auth_codes (code, phone, created_at, country, test) values (?, ?, ?, ?, ?)',
   );
   const insertMessage = database.prepare(
     "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at, country, phone_range, traceparent) values (?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)",
   );
+  /** The hourly limit, then the growing wait, then a repeat (auth-code-window.ts); null when none applies. */
   const phoneLimits = (request: AuthCodeRequest): AuthCodeOutcome | null => {
     const max = request.maxPerHour;
     if (max <= 0 && (request.repeatMs ?? 0) <= 0) return null;
@@ -50,10 +65,21 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
       max > 0
         ? recentCodes.all(request.phone, windowStart(request.at), max)
         : repeats.all(request.phone, request.code, repeatStart(request));
-    const decided = phoneDecision(recent, request);
-    if (decided !== null || request.backoff !== true || max <= 0) return decided;
-    const day = lastDay.get(request.phone, backoffStart(request.at))!;
-    return backoffRefusal(request.phone, day.n, day.last, max, request.at);
+    const hourly = hourlyRefusal(recent, request);
+    if (hourly !== null) return hourly;
+    if (request.backoff === true && max > 0) {
+      const day = lastDay.get(request.phone, backoffStart(request.at))!;
+      const refused = phoneRefusals.get(phoneRefusalsKey(request.phone));
+      const last = lastAttempt(day.last, lastRefusalAt(refused?.expires_at));
+      const wait = backoffRefusal(request.phone, day.n + (refused?.hits ?? 0), last, max, request.at);
+      if (wait !== null) return wait;
+    }
+    return isRepeat(recent, request) ? REPEAT : null;
+  };
+  /** A guess refused by the phone's limits costs: one more against the phone's wait and its address's counter. */
+  const countPhoneRefusalOf = (request: AuthCodeRequest): void => {
+    countPhoneRefusal.run(phoneRefusalsKey(request.phone), phoneRefusalsUntil(request.at));
+    for (const c of request.counters ?? []) if (c.reason === 'address') countHit.run(c.key, c.until.toISOString());
   };
   // The transaction holds the only write lock: reading every counter, then counting, is exact.
   // Watched counters (monitor mode) past their limit are told in the outcome instead of refusing.
@@ -71,17 +97,28 @@ export function sqliteAuthCodeWriter(database: BetterSqlite3.Database): DirectAu
   const accept = database.transaction((request: AuthCodeRequest): AuthCodeOutcome => {
     const at = request.at.toISOString();
     if (request.test === true) {
-      // A test number's code: kept as a test code, no limit, counter or message (docs/sms.md).
-      if (request.dryRun !== true) insertCode.run(request.code, request.phone, at, request.country ?? null, 1);
+      // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
+      const full = counted(request, undefined);
+      if (!full.accepted || request.dryRun === true) return full;
+      for (const c of request.counters ?? []) countHit.run(c.key, c.until.toISOString());
+      insertCode.run(request.code, request.phone, at, request.country ?? null, 1);
       return ACCEPTED;
     }
-    let monitored: string[] | undefined;
+    // A counter already full refuses first, as SqlOutbox's look before its transaction: the same
+    // reason on both paths, and a repeat refused where a new code would be (the same answer).
+    const countersOutcome = counted(request, undefined);
+    if (!countersOutcome.accepted) return countersOutcome;
     const phoneOutcome = phoneLimits(request);
+    if (phoneOutcome?.accepted === true) return phoneOutcome;
+    let monitored: string[] | undefined;
     if (phoneOutcome !== null) {
-      if (phoneOutcome.accepted || request.monitorPhone !== true) return phoneOutcome;
+      if (request.monitorPhone !== true) {
+        if (request.dryRun !== true && isPhoneRefusal(phoneOutcome)) countPhoneRefusalOf(request);
+        return phoneOutcome;
+      }
       monitored = [phoneOutcome.reason];
     }
-    const outcome = counted(request, monitored);
+    const outcome = monitored === undefined ? countersOutcome : counted(request, monitored);
     if (!outcome.accepted || request.dryRun === true) return outcome;
     for (const c of request.counters ?? []) countHit.run(c.key, c.until.toISOString());
     insertCode.run(request.code, request.phone, at, request.country ?? null, 0);

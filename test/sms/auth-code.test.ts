@@ -89,8 +89,8 @@ for (const client of bindingClients) {
         { code: 'second', phone: '+442079460958' },
       ]);
       assert.deepEqual(rows(server, 'select code, phone, message, state from outbox order by id'), [
-        { code: 'first', phone: '+442079460958', message: 'Your verification code is first', state: 'pending' },
-        { code: 'second', phone: '+442079460958', message: 'Your verification code is second', state: 'pending' },
+        { code: 'first', phone: '+442079460958', message: 'Your code is first', state: 'pending' },
+        { code: 'second', phone: '+442079460958', message: 'Your code is second', state: 'pending' },
       ]);
       const { res } = await client.call(server.url, AuthCode, { code: 'third', phone: '+442079460958' });
       assert.equal(refusal(client, res), 'Too many codes for this phone: at most 2 an hour. Try again in 60 minutes.');
@@ -181,7 +181,7 @@ describe('AuthCode delivery and logs', () => {
     try {
       const notes = lines.filter((l) => l.includes('SMS gateway'));
       assert.equal(notes.length, 1);
-      assert.match(notes[0]!, /"level":30.*no SMS gateway configured \(SIS_SMS_WEBHOOK_URL\)/);
+      assert.match(notes[0]!, /"level":30.*no SMS gateway configured \(SIS_SMS_GATEWAY and its settings\)/);
       assert.equal(
         (await bindingClients[0]!.call(server.url, AuthCode, { code: '1', phone: '5550100' })).res.status,
         200,
@@ -208,7 +208,7 @@ describe('AuthCode settings', () => {
   it('defaults: five codes an hour, the default message, no gateway, eight attempts', () => {
     const config = loadConfig({});
     assert.equal(config.authCodesPerHour, 5);
-    assert.equal(config.smsMessage, 'Your verification code is {code}');
+    assert.equal(config.smsMessage, 'Your code is {code}');
     assert.equal(config.smsWebhook, null);
     assert.deepEqual(config.outbox, { pollMs: 1000, maxAttempts: 8, backoffMs: 1000, leaseMs: 30_000 });
     assert.equal(config.results, 'documented');

@@ -68,6 +68,8 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
   let onReceipt: ((receipt: ProviderReceipt) => void) | null = null;
   let outstanding = 0;
   const waiting: (() => void)[] = [];
+  /** The submit_sm waiting for their answer: a bind that drops leaves them unsure at once, not at their time-out. */
+  const unanswered = new Set<(err: GatewayError) => void>();
 
   /** Binds once; a bind that drops schedules the next (receipts keep coming) with a growing wait. */
   const bind = (): Promise<Session> => {
@@ -76,6 +78,9 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
       let up = false;
       const dropped = (why: string): void => {
         if (session === s) session = null;
+        for (const fail of unanswered)
+          fail(new GatewayError('unsure', `smpp: the bind dropped before submit_sm_resp (${why})`));
+        unanswered.clear();
         bound = null;
         lastProblem = why;
         nextBindAt = Date.now() + retryMs;
@@ -148,10 +153,16 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
       await slot();
       try {
         const pdu = await new Promise<Pdu>((resolve, reject) => {
+          const fail = (err: GatewayError): void => {
+            clearTimeout(timer);
+            unanswered.delete(fail);
+            reject(err);
+          };
           const timer = setTimeout(
-            () => reject(new GatewayError('unsure', `smpp: no submit_sm_resp within ${timeoutMs} ms`)),
+            () => fail(new GatewayError('unsure', `smpp: no submit_sm_resp within ${timeoutMs} ms`)),
             timeoutMs,
           );
+          unanswered.add(fail);
           const sent = s.submit_sm(
             {
               ...(senderId === null
@@ -166,13 +177,11 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
             },
             (answer) => {
               clearTimeout(timer);
+              unanswered.delete(fail);
               resolve(answer);
             },
           );
-          if (!sent) {
-            clearTimeout(timer);
-            reject(new GatewayError('unreachable', 'smpp: the bind is not writable'));
-          }
+          if (!sent) fail(new GatewayError('unreachable', 'smpp: the bind is not writable'));
         });
         if (pdu.command_status !== 0)
           throw new GatewayError(

@@ -236,6 +236,42 @@ describe('AuthCode settings', () => {
     });
   });
 
+  it('the template: placeholders checked, its former name read, each named gateway needs its settings (issue 36)', () => {
+    assert.deepEqual(problems({ SIS_SMS_TEMPLATE: 'Your code is {cod}' }), [
+      'SIS_SMS_TEMPLATE="Your code is {cod}": {cod} is not a placeholder: expected {code} where the code goes, and no other',
+    ]);
+    assert.equal(loadConfig({ SIS_SMS_MESSAGE: 'Code: {code}' }).smsMessage, 'Code: {code}');
+    assert.deepEqual(problems({ SIS_SMS_MESSAGE: 'Code: {code}', SIS_SMS_TEMPLATE: 'رمز: {code}' }), [
+      'SIS_SMS_MESSAGE: the former name of SIS_SMS_TEMPLATE; set only SIS_SMS_TEMPLATE',
+    ]);
+    assert.deepEqual(problems({ SIS_SMS_GATEWAY: 'unifonic,twilio', SIS_SMS_TWILIO_ACCOUNT_SID: 'AC1' }), [
+      'SIS_SMS_TWILIO_AUTH_TOKEN: required when SIS_SMS_GATEWAY names twilio',
+      'SIS_SMS_UNIFONIC_APP_SID: required when SIS_SMS_GATEWAY names unifonic',
+    ]);
+    assert.deepEqual(problems({ SIS_SMS_GATEWAY: 'twilio,sms77' }), [
+      'SIS_SMS_GATEWAY="twilio,sms77": "sms77": expected webhook, kannel, smpp, twilio, vonage, unifonic',
+    ]);
+    assert.deepEqual(
+      problems({
+        SIS_SMS_GATEWAY: 'kannel',
+        SIS_SMS_KANNEL_URL: 'kannel:13013',
+        SIS_SMS_KANNEL_USER: 'u',
+        SIS_SMS_KANNEL_PASSWORD: 'p',
+      }),
+      ['SIS_SMS_KANNEL_URL: expected an absolute http:// or https:// URL'],
+    );
+    assert.deepEqual(problems({ SIS_SMS_SENDER_ID: 'A sender far too long' }), [
+      'SIS_SMS_SENDER_ID="A sender far too long": expected an alphanumeric sender id of at most 11 characters, or a phone number',
+    ]);
+    const gateways = loadConfig({
+      SIS_SMS_GATEWAY: 'smpp',
+      SIS_SMS_SMPP_URL: 'smpp://smsc.example:2775',
+      SIS_SMS_SMPP_SYSTEM_ID: 's',
+      SIS_SMS_SMPP_PASSWORD: 'p',
+    }).smsGateways;
+    assert.deepEqual([gateways.names, gateways.smpp?.bind, gateways.smpp?.window], [['smpp'], 'transceiver', 10]);
+  });
+
   it('a message without {code}, a lease shorter than the gateway time-out and wrong numbers are refused', () => {
     assert.deepEqual(problems({ SIS_SMS_MESSAGE: 'Your code' }), [
       'SIS_SMS_MESSAGE="Your code": expected a text with {code} where the code goes',

@@ -95,7 +95,7 @@ concatenation = true
         return '';
       }
     };
-    await eventually(() => (log().includes('smsc_fake: start called') ? true : undefined), 15_000, 'bearerbox started');
+    await eventually(() => (log().includes('smsc_fake: start called') ? true : undefined), 30_000, 'bearerbox started');
     run(SMSBOX, [join(dir, 'kannel.conf')]);
     // -m 0: fakesmsc sends nothing of its own; it prints what it is given.
     const fake = run(FAKESMSC, ['-H', '127.0.0.1', '-r', String(smsc), '-m', '0', 'x y text x']);
@@ -104,7 +104,7 @@ concatenation = true
     fake.stderr?.on('data', collect);
     await eventually(
       () => (log().includes('Fakesmsc client connected') ? true : undefined),
-      15_000,
+      30_000,
       'fakesmsc connected',
     );
     const url = `http://127.0.0.1:${sendsms}/cgi-bin/sendsms`;
@@ -114,7 +114,7 @@ concatenation = true
         await res?.arrayBuffer();
         return res === null ? undefined : true;
       },
-      15_000,
+      30_000,
       'smsbox answering',
     );
     return {

@@ -76,7 +76,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
       // fakesmsc prints it as UCS-2, its text URL-encoded (UTF-16BE), from the sender id to the phone.
       const line = await eventually(
         () => kannel.carrierLines().find((l) => l.includes('+966501234567')),
-        15_000,
+        30_000,
         'the message reaching fakesmsc',
       );
       const m = /<SchoolSA \+966501234567 ucs-2 (\S+)>/.exec(line);
@@ -86,7 +86,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
       // Kannel's report came back to the dlr-url: the row says delivered, by kannel.
       const row = await eventually(
         () => rows(server.databaseFile).find((r) => r.receipt === 'delivered'),
-        15_000,
+        30_000,
         'the delivery report',
       );
       assert.equal(row.gateway, 'kannel');
@@ -96,7 +96,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
       assert.equal((await authCode(server.url, '+966551234567', '10.9.0.2')).status, 200);
       const refused = await eventually(
         () => rows(server.databaseFile).find((r) => r.state === 'failed'),
-        15_000,
+        30_000,
         'the refusal',
       );
       assert.match(refused.last_error ?? '', /^kannel answered \d{3}: .+/);

@@ -131,7 +131,7 @@ describe('Unifonic, then Twilio: the fallback and both providers’ reports', ()
       assert.equal((await authCode(server.url, '+966501110001', '10.7.0.1', '111111')).status, 200);
       await eventually(
         () => (twilio.to(SEND_T).length === 1 ? true : undefined),
-        15_000,
+        30_000,
         'Twilio taking the refused one',
       );
       assert.equal((await authCode(server.url, '+966502220002', '10.7.0.2', '222222')).status, 200);
@@ -144,7 +144,7 @@ describe('Unifonic, then Twilio: the fallback and both providers’ reports', ()
             ? r
             : undefined;
         },
-        15_000,
+        30_000,
         'the second delivered and the third tried twice',
       );
       // As each provider documents its request.
@@ -282,7 +282,7 @@ describe('Vonage', () => {
           const r = rows(server);
           return r[0]?.gateway === 'vonage' ? r : undefined;
         },
-        15_000,
+        30_000,
         'the message sent',
       );
       const v = vonage.to('/sms/json')[0]!;

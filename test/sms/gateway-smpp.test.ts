@@ -126,13 +126,13 @@ describe('the SMPP gateway against an SMSC (node-smpp server side)', () => {
       const phones = ['+966501110001', '+966501110002', '+966501110003', '+966551110004', '+966501110005'];
       // The first alone: the SMSC drops the bind after it, with nothing outstanding.
       assert.equal((await authCode(server.url, phones[0]!, '10.8.0.0', '700000')).status, 200);
-      await eventually(() => (smsc.submitted.length === 1 ? true : undefined), 20_000, 'the first code at the SMSC');
-      await eventually(() => (smsc.binds() === 1 && smsc.dropped() ? true : undefined), 20_000, 'the drop');
+      await eventually(() => (smsc.submitted.length === 1 ? true : undefined), 30_000, 'the first code at the SMSC');
+      await eventually(() => (smsc.binds() === 1 && smsc.dropped() ? true : undefined), 30_000, 'the drop');
       for (const [i, phone] of phones.entries())
         if (i > 0) assert.equal((await authCode(server.url, phone, `10.8.0.${i}`, `70000${i}`)).status, 200);
       await eventually(
         () => (smsc.submitted.length >= phones.length ? true : undefined),
-        20_000,
+        30_000,
         'every code at the SMSC',
       );
       // Each one once, Arabic as UCS-2 in one segment, from the sender id, to the number without +.
@@ -154,7 +154,7 @@ describe('the SMPP gateway against an SMSC (node-smpp server side)', () => {
           const undelivered = /^sis_sms_delivery_total\{status="undelivered"\} (\d+)$/m.exec(text)?.[1];
           return delivered === '4' && undelivered === '1' ? text : undefined;
         },
-        20_000,
+        30_000,
         'the receipts',
       );
       assert.match(receipts, /^sis_outbox_deliveries_total\{gateway="smpp",result="delivered"\} 5$/m);

@@ -23,10 +23,13 @@ import { startOtlpTracing } from '../observe/otlp-tracing.js';
 import { operationsFor } from '../operations/index.js';
 import type { Operation } from '../operations/index.js';
 import { DeliveryReceipts } from '../outbox/delivery-receipts.js';
+import { buildGateways } from '../outbox/gateway-list.js';
+import type { Gateway } from '../outbox/gateways/gateway.js';
 import { DELIVERY_RESULTS, OutboxWorker } from '../outbox/outbox-worker.js';
-import { createWebhookDeliver } from '../outbox/webhook.js';
+import { ProviderReceipts } from '../outbox/provider-receipts.js';
 import { Pruner, retentionPolicy } from '../retention/pruner.js';
 import { startShadow } from '../shadow/start-shadow.js';
+import { smsSize } from '../sms/sms-segments.js';
 import { DEMO_DATASET } from '../store/import/demo-data.js';
 import { BackgroundStore } from '../store/open/background-store.js';
 import { dialectFor } from '../store/open/open-store.js';
@@ -88,12 +91,16 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       'SIS_RESULTS=extended answers the push server key to anyone who asks: set SIS_API_KEYS or SIS_ALLOW_FROM for PushNotificationMobile',
     );
   }
-  const outbox = startOutbox(config, log, store, health);
+  const gateways = buildGateways(config);
+  const outbox = startOutbox(config, log, store, health, gateways);
   const pruner = startPruner(config, log, store.retention);
   const sms = await startSmsGuard(config, log, store, health);
   const webhook = config.smsWebhook;
   const receipts =
     webhook?.receiptPath == null ? null : new DeliveryReceipts(webhook.receiptPath, webhook.receiptSecret, store, log);
+  // Reports in the providers' own formats, at SIS_SMS_RECEIPT_PATH/<gateway> (or over SMPP's bind).
+  const providerReceipts =
+    gateways.length === 0 ? null : new ProviderReceipts(config.smsGateways.receiptPath, gateways, store, log);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -102,7 +109,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
-    ...(receipts === null ? {} : { smsDeliveries: () => receipts.deliveries }),
+    ...(receipts === null && providerReceipts === null
+      ? {}
+      : { smsDeliveries: () => addedUp(receipts?.deliveries, providerReceipts?.deliveries) }),
     outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
     health,
   });
@@ -134,6 +143,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     gate,
     ops,
     receipts,
+    providerReceipts,
     tracing,
   });
   try {
@@ -141,6 +151,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     await listen(server, config.port, config.host);
   } catch (err) {
     await outbox?.stop();
+    await closeGateways(gateways);
     await pruner?.stop();
     await sms.stop();
     await gate.close();
@@ -171,6 +182,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         // The delivery in progress ends (and is recorded) while the store is still open; so do comparisons.
         await shadow?.stop();
         await outbox?.stop();
+        await closeGateways(gateways);
         await pruner?.stop();
         await sms.stop();
         await gate.close();
@@ -184,8 +196,22 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   };
 }
 
-/** Without a gateway nothing is attempted: the counter still shows its results, at zero. */
-const NO_DELIVERIES: ReadonlyMap<string, number> = new Map(DELIVERY_RESULTS.map((r) => [r, 0]));
+/** Without a gateway nothing is attempted: the counter still shows its results, at zero, for the default gateway. */
+const NO_DELIVERIES: ReadonlyMap<string, ReadonlyMap<string, number>> = new Map([
+  ['webhook', new Map(DELIVERY_RESULTS.map((r) => [r, 0]))],
+]);
+
+/** Our receipts and the providers' reports, added up by status (one sis_sms_delivery_total). */
+function addedUp(...maps: (ReadonlyMap<string, number> | undefined)[]): ReadonlyMap<string, number> {
+  const sum = new Map<string, number>();
+  for (const m of maps) for (const [k, v] of m ?? []) sum.set(k, (sum.get(k) ?? 0) + v);
+  return sum;
+}
+
+/** Ends the gateways' connections (SMPP's bind). */
+async function closeGateways(gateways: readonly Gateway[]): Promise<void> {
+  await Promise.all(gateways.map((g) => g.close?.()));
+}
 
 /** Whether the extended push settings are behind an API key or an allow-list. */
 function pushSettingsProtected(config: Config): boolean {
@@ -199,16 +225,25 @@ function pushSettingsProtected(config: Config): boolean {
 
 /**
  * Delivers the SMS outbox from this process (every instance and cluster worker runs one: claims
- * keep them from sending a message twice). Without a gateway, accepted codes wait as pending.
+ * keep them from sending a message twice), through SIS_SMS_GATEWAY's gateways in order. Without
+ * a gateway, accepted codes wait as pending. Each gateway is asked once, without a message, whether
+ * it answers: one warning line each that does not (the start goes on: the outbox retries).
  */
-function startOutbox(config: Config, log: Logger, store: OutboxStore, health: DependencyHealth): OutboxWorker | null {
-  const webhook = config.smsWebhook;
-  if (webhook === null) {
-    log.info('no SMS gateway configured (SIS_SMS_WEBHOOK_URL): accepted codes wait in the outbox as pending');
+function startOutbox(
+  config: Config,
+  log: Logger,
+  store: OutboxStore,
+  health: DependencyHealth,
+  gateways: readonly Gateway[],
+): OutboxWorker | null {
+  if (gateways.length === 0) {
+    log.info(
+      'no SMS gateway configured (SIS_SMS_GATEWAY and its settings): accepted codes wait in the outbox as pending',
+    );
     return null;
   }
   const { pollMs, maxAttempts, backoffMs, leaseMs } = config.outbox;
-  const worker = new OutboxWorker(store, createWebhookDeliver(webhook), log, {
+  const worker = new OutboxWorker(store, gateways, log, {
     pollMs,
     leaseMs,
     maxAttempts,
@@ -219,9 +254,22 @@ function startOutbox(config: Config, log: Logger, store: OutboxStore, health: De
   });
   worker.start();
   log.info(
-    { gateway: new URL(webhook.url).origin, pollMs, maxAttempts },
-    'outbox: delivering codes to the SMS gateway',
+    { gateways: gateways.map((g) => g.name), pollMs, maxAttempts },
+    'outbox: delivering codes through the SMS gateways',
   );
+  for (const gateway of gateways)
+    gateway.probe(Math.min(config.smsGateways.timeoutMs, 5000)).catch((err: unknown) => {
+      log.warn(
+        { gateway: gateway.name, problem: err instanceof Error ? err.message : String(err) },
+        'outbox: an SMS gateway does not answer at start; codes wait in the outbox until it does (`sis check`)',
+      );
+    });
+  const size = smsSize(config.smsGateways.template.split('{code}').join('123456'));
+  if (size.segments > 1)
+    log.warn(
+      { ...size },
+      'SIS_SMS_TEMPLATE with a 6-digit code takes more than one SMS segment, and each is billed: shorten it (docs/sms.md, The message)',
+    );
   return worker;
 }
 

@@ -6,7 +6,8 @@
 import { X509Certificate } from 'node:crypto';
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import { probeRedis, probeWebhook } from '../observe/probes.js';
+import { probeRedis } from '../observe/probes.js';
+import { buildGateways } from '../outbox/gateway-list.js';
 import { redactDatabaseUrl } from '../store/open/database-url.js';
 import { inspectDatabase } from '../store/open/open-store.js';
 import { LATEST_SCHEMA_VERSION } from '../store/schema/migration-list.js';
@@ -76,13 +77,16 @@ export function createCheckCommand(output: CommandOutput = processOutput): Comma
             ? skipped('SIS_REDIS_URL is not set')
             : await attempt(() => probeRedis(config.redisUrl!, PROBE_TIMEOUT_MS)),
         );
-        const webhook = config.smsWebhook;
-        line(
-          'sms gateway',
-          webhook === null
-            ? skipped('SIS_SMS_WEBHOOK_URL is not set')
-            : await attempt(() => probeWebhook(webhook.url, Math.min(webhook.timeoutMs, PROBE_TIMEOUT_MS))),
-        );
+        // One line per gateway of SIS_SMS_GATEWAY, each asked without a message (credentials, reachable).
+        const gateways = buildGateways(config);
+        if (gateways.length === 0)
+          line('sms gateway', skipped('no gateway configured (SIS_SMS_GATEWAY and its settings)'));
+        for (const gateway of gateways) {
+          const name =
+            gateways.length === 1 && gateway.name === 'webhook' ? 'sms gateway' : `sms gateway ${gateway.name}`;
+          line(name, await attempt(() => gateway.probe(Math.min(config.smsGateways.timeoutMs, PROBE_TIMEOUT_MS))));
+          await gateway.close?.();
+        }
         return passed ? 0 : 1;
       },
     },

@@ -17,13 +17,15 @@ const USAGE = `Usage: sis outbox [list [--state pending|delivered|failed] [--lim
        sis outbox stats
 
 The SMS outbox of the database named by SIS_DATABASE_URL: one message per code AuthCode
-accepted, delivered by the running service to SIS_SMS_WEBHOOK_URL with retries, ending
-delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
+accepted, delivered by the running service through SIS_SMS_GATEWAY's gateways (in order,
+the next when one refuses) with retries, ending delivered or failed (after
+SIS_OUTBOX_MAX_ATTEMPTS attempts).
 
   list    the newest messages first (default: the last 100), tab-separated with a header:
           id, state, attempts, phone, code, created_at, next_attempt_at, delivered_at,
           last_error, receipt, receipt_reason (the gateway's delivery receipt: delivered,
-          failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH). Codes are shown
+          failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH), gateway (the one
+          that took the message). Codes are shown
           as *** and phones with their last two digits only (a delivered message no longer
           holds its code or text at all, and its phone is stored masked).
   retry   makes failed messages (those given by id, or all with --failed) pending again
@@ -37,7 +39,8 @@ delivered or failed (after SIS_OUTBOX_MAX_ATTEMPTS attempts).
           asked, accepted and refused (range_hour:+96650123, country_day:SA); would-be
           refusals of monitor mode as refused_hour:monitor:REASON. Last, delivery rates from
           the gateway's receipts: per country (delivery_day:SA 97% of 210), then the five
-          ranges with the most messages not delivered (delivery_day:+96650123 0% of 40).
+          ranges with the most messages not delivered (delivery_day:+96650123 0% of 40),
+          and the messages each gateway took (gateway_hour:twilio 12, gateway_day:...).
 
 Exit status: 0 done, 1 database error, 2 usage error.
 `;
@@ -60,6 +63,7 @@ const HEADER = [
   'last_error',
   'receipt',
   'receipt_reason',
+  'gateway',
 ];
 
 export function createOutboxCommand(output: CommandOutput = processOutput): Command {
@@ -115,6 +119,7 @@ async function list(
         (m.lastError ?? '').replace(/\s+/g, ' '),
         m.receipt ?? '',
         m.receiptReason ?? '',
+        m.gateway ?? '',
       ];
       text += `${fields.join('\t')}\n`;
     }
@@ -167,6 +172,12 @@ async function stats({ env, usageError }: CommandCall, output: CommandOutput, pr
       ['day', 86_400_000],
     ] as const)
       lines.push(...deliveryLines(span, await store.deliveryRates(new Date(now.getTime() - ms), 5)));
+    for (const [span, ms] of [
+      ['hour', 3_600_000],
+      ['day', 86_400_000],
+    ] as const)
+      for (const [gateway, n] of await store.sentByGateway(new Date(now.getTime() - ms)))
+        lines.push([`gateway_${span}:${gateway}`, n]);
     output.stdout.write(lines.map(([k, v]) => `${k}\t${v}\n`).join(''));
     return 0;
   });

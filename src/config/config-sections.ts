@@ -5,6 +5,7 @@
  */
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
+import { loadGateways } from './gateway-settings.js';
 import { isHttpUrl } from './parse-settings.js';
 import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
@@ -75,14 +76,16 @@ export function smsSettings(r: SettingReader) {
     leaseMs: r.read('SIS_OUTBOX_LEASE_MS'),
   };
   const smsWebhook = loadSmsWebhook(r, r.read('SIS_SMS_WEBHOOK_TIMEOUT_MS'));
-  if (smsWebhook !== null && outbox.leaseMs <= smsWebhook.timeoutMs) {
+  if (outbox.leaseMs <= r.read('SIS_SMS_WEBHOOK_TIMEOUT_MS')) {
     r.problems.push(
-      `SIS_OUTBOX_LEASE_MS=${outbox.leaseMs}: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS (${smsWebhook.timeoutMs}), or a delivery still waiting for the gateway could be taken by another worker`,
+      `SIS_OUTBOX_LEASE_MS=${outbox.leaseMs}: expected more than SIS_SMS_WEBHOOK_TIMEOUT_MS (${r.read('SIS_SMS_WEBHOOK_TIMEOUT_MS')}), or a delivery still waiting for the gateway could be taken by another worker`,
     );
   }
+  const smsGateways = loadGateways(r, smsWebhook !== null, r.read('SIS_SMS_WEBHOOK_TIMEOUT_MS'));
   return {
     authCodesPerHour: r.read('SIS_AUTH_CODES_PER_HOUR'),
-    smsMessage: r.read('SIS_SMS_MESSAGE'),
+    smsMessage: smsGateways.template,
+    smsGateways,
     smsWebhook,
     outbox,
   } satisfies Partial<Config>;
@@ -149,7 +152,7 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
   if (url === '') {
     if (secret !== '')
       r.problems.push('SIS_SMS_WEBHOOK_SECRET: set, but SIS_SMS_WEBHOOK_URL is not; set both or neither');
-    if (receiptPath !== null)
+    if (receiptPath !== null && r.read('SIS_SMS_GATEWAY').includes('webhook'))
       r.problems.push(
         'SIS_SMS_RECEIPT_PATH: set, but SIS_SMS_WEBHOOK_URL is not; receipts are of messages the webhook sent',
       );

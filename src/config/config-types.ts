@@ -1,6 +1,7 @@
 /** The configuration as the service uses it, read and checked once at start (config.ts). */
 import type { ResultsMode } from '../operations/index.js';
 import type { SmsRules } from '../sms/sms-rules.js';
+import type { SmsGatewaySettings } from './gateway-settings.js';
 import type { RateLimit } from './parse-settings.js';
 import type { RetentionSettings } from './retention-settings.js';
 import type { SettingValue } from './settings.js';
@@ -118,8 +119,10 @@ export interface Config {
   readonly authCodesPerHour: number;
   /** AuthCode's protection of the SMS bill: number rules and velocity limits (docs/sms.md). */
   readonly sms: SmsRules;
-  /** The SMS text; `{code}` stands for the code. */
+  /** The SMS text (SIS_SMS_TEMPLATE); `{code}` stands for the code. */
   readonly smsMessage: string;
+  /** The gateways AuthCode's messages leave by, in order, and their settings (docs/sms.md). */
+  readonly smsGateways: SmsGatewaySettings;
   /** Where codes are delivered; null: messages wait in the outbox. */
   readonly smsWebhook: SmsWebhook | null;
   readonly outbox: OutboxSettings;

@@ -9,6 +9,14 @@ import { GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
 import type { NumberType } from '../sms/sms-rules.js';
 import {
+  DEFAULT_TEMPLATE,
+  GATEWAY_NAMES,
+  parseGateways,
+  parseTemplate,
+  senderId,
+  smppUrl,
+} from './gateway-settings.js';
+import {
   basePath,
   bool,
   databaseUrl,
@@ -379,10 +387,36 @@ export const SETTINGS = defineSettings([
       "HMAC-SHA256 key of the receipts' X-Signature-256, at least 32 bytes; unset = the webhook's secret (a fallback)",
   },
   {
+    name: 'SIS_SMS_GATEWAY',
+    kind: parsed(parseGateways, ['webhook']),
+    default: 'webhook',
+    meaning: `where codes go: ${GATEWAY_NAMES.join(', ')}; several (unifonic,twilio) are tried in order while one refuses or fails`,
+  },
+  {
+    name: 'SIS_SMS_TEMPLATE',
+    kind: parsed(parseTemplate, DEFAULT_TEMPLATE),
+    default: DEFAULT_TEMPLATE,
+    meaning: 'SMS text; {code} is replaced by the code (no other placeholder); one segment where it can',
+  },
+  {
     name: 'SIS_SMS_MESSAGE',
-    kind: textWhere((v) => v.includes('{code}'), 'a text with {code} where the code goes'),
-    default: 'Your verification code is {code}',
-    meaning: 'SMS text; {code} is replaced by the code',
+    kind: parsed<string | null>(parseTemplate, null),
+    default: '',
+    meaning: 'former name of SIS_SMS_TEMPLATE, read when set (not both)',
+  },
+  {
+    name: 'SIS_SMS_SENDER_ID',
+    kind: senderId,
+    default: '',
+    meaning:
+      "the sender shown on the phone (alphanumeric, at most 11, or a number; registered with the provider); unset = the provider's default",
+  },
+  {
+    name: 'SIS_SMS_CALLBACK_URL',
+    kind: httpUrl,
+    default: '',
+    meaning:
+      "SIS_SMS_RECEIPT_PATH's public URL as providers reach it; delivery reports are asked of kannel, twilio and vonage at <it>/<gateway>",
   },
   {
     name: 'SIS_SMS_WEBHOOK_URL',
@@ -400,7 +434,87 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_WEBHOOK_TIMEOUT_MS',
     kind: int(100, 300_000),
     default: '10000',
-    meaning: 'longest wait for the gateway per attempt',
+    meaning: "longest wait for a gateway's answer per attempt (every gateway, not only the webhook)",
+  },
+  {
+    name: 'SIS_SMS_KANNEL_URL',
+    kind: text,
+    default: '',
+    meaning: "Kannel smsbox's sendsms URL (http://host:13013/cgi-bin/sendsms)",
+  },
+  { name: 'SIS_SMS_KANNEL_USER', kind: text, default: '', meaning: "Kannel's sendsms-user username" },
+  {
+    name: 'SIS_SMS_KANNEL_PASSWORD',
+    kind: text,
+    default: '',
+    meaning: "Kannel's sendsms-user password (also keys the delivery reports' token)",
+  },
+  {
+    name: 'SIS_SMS_KANNEL_SMSC',
+    kind: text,
+    default: '',
+    meaning: "Kannel smsc-id to route through; unset = Kannel's routing",
+  },
+  { name: 'SIS_SMS_SMPP_URL', kind: smppUrl, default: '', meaning: 'the SMSC: smpp://host:port (ssmpp:// for TLS)' },
+  { name: 'SIS_SMS_SMPP_SYSTEM_ID', kind: text, default: '', meaning: 'SMPP system_id the carrier gave' },
+  { name: 'SIS_SMS_SMPP_PASSWORD', kind: text, default: '', meaning: 'SMPP password the carrier gave' },
+  {
+    name: 'SIS_SMS_SMPP_BIND',
+    kind: oneOf(['transceiver', 'transmitter']),
+    default: 'transceiver',
+    meaning: 'transceiver (receipts come back on the same bind) or transmitter (no receipts)',
+  },
+  {
+    name: 'SIS_SMS_SMPP_WINDOW',
+    kind: int(1, 100),
+    default: '10',
+    meaning: 'submit_sm sent and not yet answered, at most, per process',
+  },
+  { name: 'SIS_SMS_TWILIO_ACCOUNT_SID', kind: text, default: '', meaning: 'Twilio Account SID (AC…)' },
+  {
+    name: 'SIS_SMS_TWILIO_AUTH_TOKEN',
+    kind: text,
+    default: '',
+    meaning: "Twilio Auth Token: the API's password and the key of X-Twilio-Signature",
+  },
+  {
+    name: 'SIS_SMS_TWILIO_API_URL',
+    kind: publicUrl,
+    default: 'https://api.twilio.com',
+    meaning: "Twilio's API base URL",
+  },
+  { name: 'SIS_SMS_VONAGE_API_KEY', kind: text, default: '', meaning: 'Vonage API key' },
+  { name: 'SIS_SMS_VONAGE_API_SECRET', kind: text, default: '', meaning: 'Vonage API secret' },
+  {
+    name: 'SIS_SMS_VONAGE_SIGNATURE_SECRET',
+    kind: text,
+    default: '',
+    meaning: "Vonage signature secret: checks the delivery receipts' sig; unset = Vonage's receipts refused",
+  },
+  {
+    name: 'SIS_SMS_VONAGE_SIGNATURE_METHOD',
+    kind: oneOf(['md5hash', 'md5', 'sha1', 'sha256', 'sha512']),
+    default: 'md5hash',
+    meaning: "the signature method chosen in Vonage's dashboard (md5hash is its default)",
+  },
+  {
+    name: 'SIS_SMS_VONAGE_API_URL',
+    kind: publicUrl,
+    default: 'https://rest.nexmo.com',
+    meaning: "Vonage's SMS API base URL",
+  },
+  { name: 'SIS_SMS_UNIFONIC_APP_SID', kind: text, default: '', meaning: 'Unifonic AppSid' },
+  {
+    name: 'SIS_SMS_UNIFONIC_WEBHOOK_TOKEN',
+    kind: text,
+    default: '',
+    meaning: "the token the DLR webhook URL given to Unifonic carries (?token=); unset = Unifonic's receipts refused",
+  },
+  {
+    name: 'SIS_SMS_UNIFONIC_API_URL',
+    kind: publicUrl,
+    default: 'https://el.cloud.unifonic.com',
+    meaning: "Unifonic's API base URL",
   },
   {
     name: 'SIS_OUTBOX_POLL_MS',

@@ -14,6 +14,7 @@ import type { OpsEndpoints } from '../observe/ops-endpoints.js';
 import type { Tracing } from '../observe/trace-context.js';
 import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
 import type { DeliveryReceipts, ReceiptAnswer } from '../outbox/delivery-receipts.js';
+import type { ProviderReceipts } from '../outbox/provider-receipts.js';
 import { isStreamed } from '../reply/reply.js';
 import { readBody } from './body.js';
 import { HttpExchange } from './http-exchange.js';
@@ -43,6 +44,8 @@ export interface ServerHooks {
   readonly ops?: OpsEndpoints;
   /** The SMS gateway's delivery receipts, at their own path (SIS_SMS_RECEIPT_PATH); null = none. */
   readonly receipts?: DeliveryReceipts | null;
+  /** Delivery reports in the providers' formats, at SIS_SMS_RECEIPT_PATH/<gateway>; null = none. */
+  readonly providerReceipts?: ProviderReceipts | null;
   /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing?: Tracing | null;
 }
@@ -80,7 +83,7 @@ export class RequestHandler {
   /** The node:http 'request' listener (bound: pass it as it is). */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const ex = new HttpExchange(req, this.config, `${this.#bootId}-${(++this.#counter).toString(36)}`);
-    const { ops, metrics, receipts } = this.hooks;
+    const { ops, metrics, receipts, providerReceipts } = this.hooks;
     if (hostLines(req.rawHeaders) > 1) {
       // RFC 9112 3.2: which Host would name the service in a WSDL, or key a balancer's routing?
       if (metrics !== undefined) metrics.inFlight++;
@@ -89,6 +92,11 @@ export class RequestHandler {
     }
     if (receipts != null && onPath(ex.url, receipts.path)) {
       void this.receipt(req, res, receipts, ex.requestId);
+      return;
+    }
+    const gateway = providerReceipts?.gatewayOf(ex.url) ?? null;
+    if (gateway !== null) {
+      void this.providerReceipt(req, res, providerReceipts!, gateway, ex.url, ex.requestId);
       return;
     }
     if (ops !== undefined) {
@@ -147,6 +155,41 @@ export class RequestHandler {
         } else {
           this.log.error({ err, requestId }, 'outbox: delivery receipt not recorded');
           answer = { status: 500, text: 'receipt not recorded; send it again' };
+        }
+      }
+    }
+    sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, requestId, headers);
+  }
+
+  /**
+   * A provider's delivery report (GET for Kannel's dlr-url and Vonage's GET receipts, else POST):
+   * like ours, it passes no gate and is checked by its provider's signature or token.
+   */
+  private async providerReceipt(
+    req: IncomingMessage,
+    res: ServerResponse,
+    receipts: ProviderReceipts,
+    gateway: string,
+    url: string,
+    requestId: string,
+  ): Promise<void> {
+    let answer: ReceiptAnswer;
+    const headers: [string, string][] = [];
+    const method = req.method ?? '';
+    if (method !== 'POST' && method !== 'GET') {
+      headers.push(['Allow', 'GET, POST']);
+      answer = { status: 405, text: 'a delivery report is a GET or a POST' };
+    } else {
+      try {
+        const body = method === 'POST' ? await readBody(req, RECEIPT_MAX_BYTES) : Buffer.alloc(0);
+        answer = await receipts.receive(gateway, { method, url, headers: req.headers, body });
+      } catch (err) {
+        if (err instanceof RequestTooLargeError) {
+          headers.push(['Connection', 'close']);
+          answer = { status: 413, text: `a delivery report is at most ${RECEIPT_MAX_BYTES} bytes` };
+        } else {
+          this.log.error({ err, requestId, gateway }, 'outbox: delivery report not recorded');
+          answer = { status: 500, text: 'report not recorded; send it again' };
         }
       }
     }

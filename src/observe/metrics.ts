@@ -124,10 +124,10 @@ export interface MetricsOptions {
   };
   /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
   readonly smsDeliveries?: () => ReadonlyMap<string, number>;
-  /** The outbox: its backlog, read from the database at scrape time; this process's attempts by result. */
+  /** The outbox: its backlog, read from the database at scrape time; this process's attempts by gateway and result. */
   readonly outbox?: {
     readonly backlog: () => Promise<OutboxBacklog>;
-    readonly deliveries: ReadonlyMap<string, number>;
+    readonly deliveries: ReadonlyMap<string, ReadonlyMap<string, number>>;
   };
   /** The dependencies' states, as /readyz reads them. */
   readonly health?: DependencyHealth;
@@ -276,9 +276,12 @@ function registerOutbox(registry: Registry, outbox: NonNullable<MetricsOptions['
   registry.registerMetric(
     custom({
       name: 'sis_outbox_deliveries_total',
-      help: 'SMS delivery attempts made by this process, by result (delivered; retry: failed, tried again later; failed: for good).',
+      help: 'SMS delivery attempts made by this process, by gateway and result (delivered; fallback: refused or failed, the next gateway tried; retry: failed, tried again later; failed: for good).',
       type: 'counter',
-      values: () => [...outbox.deliveries].map(([result, value]) => ({ labels: { result }, value })),
+      values: () =>
+        [...outbox.deliveries].flatMap(([gateway, results]) =>
+          [...results].map(([result, value]) => ({ labels: { gateway, result }, value })),
+        ),
     }),
   );
   // Read once per scrape for both gauges; every worker reads the same database, hence max, not sum.

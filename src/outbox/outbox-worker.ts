@@ -4,7 +4,8 @@ import { noteDatabaseFailure } from '../observe/database-watch.js';
 import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
 import type { OutboxMessage, OutboxStore } from '../store/outbox-types.js';
 import { maskPhone } from '../store/phone-mask.js';
-import type { Deliver } from './webhook.js';
+import { GatewayError } from './gateways/gateway.js';
+import type { Gateway } from './gateways/gateway.js';
 
 export interface OutboxWorkerOptions {
   /** How often to look for due messages when nothing wakes the worker. */
@@ -20,8 +21,11 @@ export interface OutboxWorkerOptions {
   readonly health?: DependencyHealth;
 }
 
-/** How a delivery attempt ended: sent, to be tried again later, or failed for good. */
-export const DELIVERY_RESULTS = ['delivered', 'retry', 'failed'] as const;
+/**
+ * How a gateway's attempt ended: sent; refused or failed, and the next gateway of SIS_SMS_GATEWAY
+ * tried (fallback); failed, the message tried again later (retry); or failed for good.
+ */
+export const DELIVERY_RESULTS = ['delivered', 'fallback', 'retry', 'failed'] as const;
 export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
 
 /** Failed attempts in a row, over all messages, that make the gateway "refusing": one bad number is not an outage. */
@@ -31,7 +35,7 @@ const REFUSING: Problem = {
   what: 'refusing messages',
   level: 'error',
   meanwhile:
-    'codes accepted by AuthCode are not delivered: they wait in the outbox and are retried with back-off (after SIS_OUTBOX_MAX_ATTEMPTS a message is failed; `sis outbox retry --failed` sends those again); check the gateway and SIS_SMS_WEBHOOK_URL',
+    'codes accepted by AuthCode are not delivered: they wait in the outbox and are retried with back-off (after SIS_OUTBOX_MAX_ATTEMPTS a message is failed; `sis outbox retry --failed` sends those again); check the gateway and its settings (SIS_SMS_GATEWAY; `sis check`)',
 };
 
 export const DEFAULT_OUTBOX_OPTIONS: OutboxWorkerOptions = {
@@ -43,9 +47,11 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxWorkerOptions = {
 };
 
 /**
- * Delivers the outbox: claims due messages, sends each, records delivered, pending (with
- * back-off) or failed. Runs in every instance; leases and locked claims keep two instances from
- * sending one message twice. Codes are never logged; phones only masked.
+ * Delivers the outbox: claims due messages, sends each through the gateways in order (the next
+ * one only when the one before refused or could not be reached: never after one took it, or may
+ * have), records delivered (with the gateway that took it), pending (with back-off) or failed.
+ * Runs in every instance; leases and locked claims keep two instances from sending one message
+ * twice. Codes are never logged; phones only masked.
  */
 export class OutboxWorker {
   private readonly id = `${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -55,16 +61,18 @@ export class OutboxWorker {
   private stopped = false;
   /** Failed attempts since the last delivery. */
   private failedInARow = 0;
-  /** Attempts by result, for /metrics. */
-  readonly deliveries = new Map<DeliveryResult, number>(DELIVERY_RESULTS.map((r) => [r, 0]));
+  /** Attempts by gateway and result, for /metrics. */
+  readonly deliveries: ReadonlyMap<string, Map<DeliveryResult, number>>;
 
   constructor(
     private readonly store: OutboxStore,
-    private readonly deliver: Deliver,
+    private readonly gateways: readonly Gateway[],
     private readonly log: Logger,
     private readonly options: OutboxWorkerOptions = DEFAULT_OUTBOX_OPTIONS,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.deliveries = new Map(gateways.map((g) => [g.name, new Map(DELIVERY_RESULTS.map((r) => [r, 0]))]));
+  }
 
   start(): void {
     this.stopped = false;
@@ -118,34 +126,60 @@ export class OutboxWorker {
 
   private async attempt(message: OutboxMessage): Promise<void> {
     const phone = maskPhone(message.phone);
-    try {
-      await this.deliver(message);
-    } catch (err) {
-      return this.failed(message, phone, err);
+    const errors: string[] = [];
+    for (const [i, gateway] of this.gateways.entries()) {
+      let gatewayMessageId: string | null;
+      try {
+        ({ gatewayMessageId } = await gateway.send(message));
+      } catch (err) {
+        const text = err instanceof Error ? err.message : String(err);
+        errors.push(this.gateways.length > 1 ? `${gateway.name}: ${text}` : text);
+        // The next gateway only when this one surely did not take it: a code is never sent twice.
+        const next = i + 1 < this.gateways.length && err instanceof GatewayError && err.kind !== 'unsure';
+        if (next) {
+          this.count(gateway.name, 'fallback');
+          this.log.warn(
+            { outboxId: message.id, phone, gateway: gateway.name, error: text },
+            'outbox: gateway did not take the message; trying the next',
+          );
+          continue;
+        }
+        return this.failed(message, phone, gateway.name, errors.join('; '));
+      }
+      this.failedInARow = 0;
+      this.count(gateway.name, 'delivered');
+      this.options.health?.smsGateway.worked();
+      await this.store.finishOutbox(message.id, this.id, {
+        state: 'delivered',
+        at: this.now(),
+        gateway: gateway.name,
+        gatewayMessageId,
+      });
+      this.log.info(
+        { outboxId: message.id, phone, attempts: message.attempts, gateway: gateway.name },
+        'outbox: delivered',
+      );
+      return;
     }
-    this.failedInARow = 0;
-    this.count('delivered');
-    this.options.health?.smsGateway.worked();
-    await this.store.finishOutbox(message.id, this.id, { state: 'delivered', at: this.now() });
-    this.log.info({ outboxId: message.id, phone, attempts: message.attempts }, 'outbox: delivered');
   }
 
-  private count(result: DeliveryResult): void {
-    this.deliveries.set(result, (this.deliveries.get(result) ?? 0) + 1);
+  private count(gateway: string, result: DeliveryResult): void {
+    const counts = this.deliveries.get(gateway);
+    counts?.set(result, (counts.get(result) ?? 0) + 1);
   }
 
-  /** Records a failed attempt: another later, or failed for good. */
-  private async failed(message: OutboxMessage, phone: string, err: unknown): Promise<void> {
-    const error = err instanceof Error ? err.message : String(err);
+  /** Records a failed attempt (the last gateway tried): another later, or failed for good. */
+  private async failed(message: OutboxMessage, phone: string, gateway: string, error: string): Promise<void> {
+    const err = new Error(error);
     const health = this.options.health;
     if (health !== undefined && ++this.failedInARow >= REFUSING_AFTER) health.smsGateway.failed(REFUSING, err);
     if (message.attempts >= this.options.maxAttempts) {
-      this.count('failed');
+      this.count(gateway, 'failed');
       await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
       this.log.error({ outboxId: message.id, phone, attempts: message.attempts, error }, 'outbox: failed for good');
       return;
     }
-    this.count('retry');
+    this.count(gateway, 'retry');
     const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
     await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
     // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).

@@ -25,6 +25,8 @@ export interface OutboxMessage {
   readonly receiptReason: string | null;
   /** The W3C traceparent its delivery carries, so the gateway's request joins the AuthCode's trace; null: none. */
   readonly traceparent: string | null;
+  /** The gateway that accepted it (migration 11), or null before one did. */
+  readonly gateway: string | null;
 }
 
 /** A message's fate as the gateway reports it (docs/sms.md, delivery receipts). */
@@ -39,6 +41,11 @@ export interface DeliveryReceipt {
   readonly reason: string | null;
   /** When the gateway made the receipt (its signed timestamp). */
   readonly at: Date;
+  /**
+   * Recorded only on a message that holds no receipt yet: for providers whose callbacks carry no
+   * signed time of their own (their final word is the only one kept, a replay of it changes nothing).
+   */
+  readonly firstOnly?: boolean;
 }
 
 /** Receipts of one country or range: how many, and how many said delivered. */
@@ -57,7 +64,13 @@ export interface DeliveryRates {
 
 /** How a claimed message's attempt ended. */
 export type OutboxOutcome =
-  | { readonly state: 'delivered'; readonly at: Date }
+  | {
+      readonly state: 'delivered';
+      readonly at: Date;
+      /** The gateway that accepted it and its id there (null: the provider gave none). */
+      readonly gateway?: string;
+      readonly gatewayMessageId?: string | null;
+    }
   | { readonly state: 'pending'; readonly nextAttemptAt: Date; readonly error: string }
   | { readonly state: 'failed'; readonly error: string };
 
@@ -75,10 +88,27 @@ export interface OutboxStore {
    * when the message already holds a receipt at least as new (a replay changes nothing).
    */
   recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'>;
+  /**
+   * A message as a delivery callback names it: by our id, or by the id its gateway gave it
+   * (`submit_sm_resp`'s, Unifonic's MessageID); null: none such.
+   */
+  sentMessage(key: SentMessageKey): Promise<SentMessage | null>;
+  /** Messages each gateway accepted since `since`, by gateway (`sis outbox stats`). */
+  sentByGateway(since: Date): Promise<ReadonlyMap<string, number>>;
   /** Delivery rates of the receipts made since `since`, per country and range. */
   deliveryRates(since: Date, top: number): Promise<DeliveryRates>;
   /** Messages waiting for delivery and when the oldest of them was accepted (null: none), for /metrics. */
   outboxBacklog(): Promise<OutboxBacklog>;
+}
+
+export type SentMessageKey = { readonly id: number } | { readonly gateway: string; readonly gatewayMessageId: string };
+
+/** Who took a message and when: what a provider's callback is checked against. */
+export interface SentMessage {
+  readonly id: number;
+  readonly gateway: string | null;
+  /** When a gateway accepted it; null: not yet (its callback may overtake the outbox's update). */
+  readonly deliveredAt: Date | null;
 }
 
 export interface OutboxBacklog {

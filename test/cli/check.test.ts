@@ -54,7 +54,7 @@ describe('sis check', () => {
     assert.equal(lines['database'], `ok (${path} does not exist yet: the service creates and migrates it at start)`);
     assert.equal(lines['tls'], 'skipped (SIS_TLS_CERT is not set)');
     assert.equal(lines['redis'], 'skipped (SIS_REDIS_URL is not set)');
-    assert.equal(lines['sms gateway'], 'skipped (SIS_SMS_WEBHOOK_URL is not set)');
+    assert.equal(lines['sms gateway'], 'skipped (no gateway configured (SIS_SMS_GATEWAY and its settings))');
     assert.equal(existsSync(path), false);
   });
 

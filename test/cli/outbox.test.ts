@@ -24,7 +24,7 @@ async function outbox(args: readonly string[], url: string): Promise<{ code: num
 
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const HEADER =
-  'id\tstate\tattempts\tphone\tcode\tcreated_at\tnext_attempt_at\tdelivered_at\tlast_error\treceipt\treceipt_reason\n';
+  'id\tstate\tattempts\tphone\tcode\tcreated_at\tnext_attempt_at\tdelivered_at\tlast_error\treceipt\treceipt_reason\tgateway\n';
 
 for (const target of storeTargets) {
   describe(`sis outbox on ${target.name}`, { skip: target.skip ?? undefined }, () => {
@@ -42,7 +42,12 @@ for (const target of storeTargets) {
           });
         }
         const [a, b] = await store.claimOutbox('w', T0, 1000, 2);
-        await store.finishOutbox(a!.id, 'w', { state: 'delivered', at: new Date(T0.getTime() + 500) });
+        await store.finishOutbox(a!.id, 'w', {
+          state: 'delivered',
+          at: new Date(T0.getTime() + 500),
+          gateway: 'twilio',
+          gatewayMessageId: 'SM1',
+        });
         await store.finishOutbox(b!.id, 'w', { state: 'failed', error: 'gateway answered 400\nBad\trequest' });
       } finally {
         await store.close();
@@ -53,9 +58,9 @@ for (const target of storeTargets) {
       assert.equal(
         listed.stdout,
         HEADER +
-          `3\tpending\t0\t+*********02\t***\t2030-01-01T00:00:00.000Z\t2030-01-01T00:00:00.000Z\t\t\t\t\n` +
-          `2\tfailed\t1\t+*********01\t***\t2030-01-01T00:00:00.000Z\t\t\tgateway answered 400 Bad request\t\t\n` +
-          `1\tdelivered\t1\t+*********00\t***\t2030-01-01T00:00:00.000Z\t\t2030-01-01T00:00:00.500Z\t\t\t\n`,
+          `3\tpending\t0\t+*********02\t***\t2030-01-01T00:00:00.000Z\t2030-01-01T00:00:00.000Z\t\t\t\t\t\n` +
+          `2\tfailed\t1\t+*********01\t***\t2030-01-01T00:00:00.000Z\t\t\tgateway answered 400 Bad request\t\t\t\n` +
+          `1\tdelivered\t1\t+*********00\t***\t2030-01-01T00:00:00.000Z\t\t2030-01-01T00:00:00.500Z\t\t\t\ttwilio\n`,
       );
       assert.doesNotMatch(listed.stdout, /SECRET|555030/);
       assert.equal((await outbox(['list', '--state', 'failed'], db.url)).stdout.split('\n')[1]!.split('\t')[0], '2');
@@ -65,11 +70,13 @@ for (const target of storeTargets) {
         'the header, one line and the last newline',
       );
       const kept = 'outbox_kept\t3\noutbox_pruned\t0\nauth_codes_kept\t3\nauth_codes_pruned\t0\n';
+      // The messages each gateway took (issue 36): the delivered one, by twilio.
+      const sent = 'gateway_hour:twilio\t1\ngateway_day:twilio\t1\n';
       const sms = 'range_hour:+1555030\t3\ncountry_hour:unknown\t3\nrange_day:+1555030\t3\ncountry_day:unknown\t3\n';
       assert.deepEqual(await outbox(['stats'], db.url), {
         code: 0,
         // Then AuthCode's protection: no refusals; the codes asked by range and country (none known: no metadata read).
-        stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}${sms}`,
+        stdout: `pending\t1\ndelivered\t1\nfailed\t1\n${kept}${sms}${sent}`,
         stderr: '',
       });
 
@@ -83,7 +90,10 @@ for (const target of storeTargets) {
         stdout: '1 message pending again\n',
         stderr: '',
       });
-      assert.deepEqual((await outbox(['stats'], db.url)).stdout, `pending\t2\ndelivered\t1\nfailed\t0\n${kept}${sms}`);
+      assert.deepEqual(
+        (await outbox(['stats'], db.url)).stdout,
+        `pending\t2\ndelivered\t1\nfailed\t0\n${kept}${sms}${sent}`,
+      );
       assert.match((await outbox(['list', '--state', 'pending'], db.url)).stdout, /\n2\tpending\t0\t/);
     });
 

@@ -36,7 +36,7 @@ describe('outbox metrics', () => {
       const before = await scrape();
       assert.equal(sample(before, 'sis_outbox_pending_messages'), 0);
       assert.equal(sample(before, 'sis_outbox_oldest_pending_age_seconds'), 0);
-      assert.equal(sample(before, 'sis_outbox_deliveries_total{result="retry"}'), 0);
+      assert.equal(sample(before, 'sis_outbox_deliveries_total{gateway="webhook",result="retry"}'), 0);
       for (const dependency of ['database', 'database_writes', 'redis', 'sms_gateway'])
         assert.equal(sample(before, `sis_dependency_up{dependency="${dependency}"}`), 1, dependency);
 
@@ -48,11 +48,13 @@ describe('outbox metrics', () => {
       }
       await eventually(async () => {
         const text = await scrape();
-        return sample(text, 'sis_outbox_deliveries_total{result="delivered"}') === 1 ? text : undefined;
+        return sample(text, 'sis_outbox_deliveries_total{gateway="webhook",result="delivered"}') === 1
+          ? text
+          : undefined;
       });
       const after = await scrape();
-      assert.equal(sample(after, 'sis_outbox_deliveries_total{result="retry"}'), 1);
-      assert.equal(sample(after, 'sis_outbox_deliveries_total{result="failed"}'), 0);
+      assert.equal(sample(after, 'sis_outbox_deliveries_total{gateway="webhook",result="retry"}'), 1);
+      assert.equal(sample(after, 'sis_outbox_deliveries_total{gateway="webhook",result="failed"}'), 0);
       assert.equal(sample(after, 'sis_outbox_pending_messages'), 1);
       const age = sample(after, 'sis_outbox_oldest_pending_age_seconds');
       assert.ok(age !== undefined && age >= 3600 && age < 7200, `oldest pending age ${age}`);

@@ -89,8 +89,8 @@ for (const client of bindingClients) {
         { code: 'second', phone: '+442079460958' },
       ]);
       assert.deepEqual(rows(server, 'select code, phone, message, state from outbox order by id'), [
-        { code: 'first', phone: '+442079460958', message: 'Your verification code is first', state: 'pending' },
-        { code: 'second', phone: '+442079460958', message: 'Your verification code is second', state: 'pending' },
+        { code: 'first', phone: '+442079460958', message: 'Your code is first', state: 'pending' },
+        { code: 'second', phone: '+442079460958', message: 'Your code is second', state: 'pending' },
       ]);
       const { res } = await client.call(server.url, AuthCode, { code: 'third', phone: '+442079460958' });
       assert.equal(refusal(client, res), 'Too many codes for this phone: at most 2 an hour. Try again in 60 minutes.');
@@ -181,7 +181,7 @@ describe('AuthCode delivery and logs', () => {
     try {
       const notes = lines.filter((l) => l.includes('SMS gateway'));
       assert.equal(notes.length, 1);
-      assert.match(notes[0]!, /"level":30.*no SMS gateway configured \(SIS_SMS_WEBHOOK_URL\)/);
+      assert.match(notes[0]!, /"level":30.*no SMS gateway configured \(SIS_SMS_GATEWAY and its settings\)/);
       assert.equal(
         (await bindingClients[0]!.call(server.url, AuthCode, { code: '1', phone: '5550100' })).res.status,
         200,
@@ -208,7 +208,7 @@ describe('AuthCode settings', () => {
   it('defaults: five codes an hour, the default message, no gateway, eight attempts', () => {
     const config = loadConfig({});
     assert.equal(config.authCodesPerHour, 5);
-    assert.equal(config.smsMessage, 'Your verification code is {code}');
+    assert.equal(config.smsMessage, 'Your code is {code}');
     assert.equal(config.smsWebhook, null);
     assert.deepEqual(config.outbox, { pollMs: 1000, maxAttempts: 8, backoffMs: 1000, leaseMs: 30_000 });
     assert.equal(config.results, 'documented');
@@ -253,6 +253,42 @@ describe('AuthCode settings', () => {
     });
     const own = loadConfig({ ...hook, SIS_SMS_WEBHOOK_SECRET: secret, SIS_SMS_RECEIPT_SECRET: 'r'.repeat(32) });
     assert.equal(own.smsWebhook?.receiptSecret, 'r'.repeat(32));
+  });
+
+  it('the template: placeholders checked, its former name read, each named gateway needs its settings (issue 36)', () => {
+    assert.deepEqual(problems({ SIS_SMS_TEMPLATE: 'Your code is {cod}' }), [
+      'SIS_SMS_TEMPLATE="Your code is {cod}": {cod} is not a placeholder: expected {code} where the code goes, and no other',
+    ]);
+    assert.equal(loadConfig({ SIS_SMS_MESSAGE: 'Code: {code}' }).smsMessage, 'Code: {code}');
+    assert.deepEqual(problems({ SIS_SMS_MESSAGE: 'Code: {code}', SIS_SMS_TEMPLATE: 'رمز: {code}' }), [
+      'SIS_SMS_MESSAGE: the former name of SIS_SMS_TEMPLATE; set only SIS_SMS_TEMPLATE',
+    ]);
+    assert.deepEqual(problems({ SIS_SMS_GATEWAY: 'unifonic,twilio', SIS_SMS_TWILIO_ACCOUNT_SID: 'AC1' }), [
+      'SIS_SMS_TWILIO_AUTH_TOKEN: required when SIS_SMS_GATEWAY names twilio',
+      'SIS_SMS_UNIFONIC_APP_SID: required when SIS_SMS_GATEWAY names unifonic',
+    ]);
+    assert.deepEqual(problems({ SIS_SMS_GATEWAY: 'twilio,sms77' }), [
+      'SIS_SMS_GATEWAY="twilio,sms77": "sms77": expected webhook, kannel, smpp, twilio, vonage, unifonic',
+    ]);
+    assert.deepEqual(
+      problems({
+        SIS_SMS_GATEWAY: 'kannel',
+        SIS_SMS_KANNEL_URL: 'kannel:13013',
+        SIS_SMS_KANNEL_USER: 'u',
+        SIS_SMS_KANNEL_PASSWORD: 'p',
+      }),
+      ['SIS_SMS_KANNEL_URL: expected an absolute http:// or https:// URL'],
+    );
+    assert.deepEqual(problems({ SIS_SMS_SENDER_ID: 'A sender far too long' }), [
+      'SIS_SMS_SENDER_ID="A sender far too long": expected an alphanumeric sender id of at most 11 characters, or a phone number',
+    ]);
+    const gateways = loadConfig({
+      SIS_SMS_GATEWAY: 'smpp',
+      SIS_SMS_SMPP_URL: 'smpp://smsc.example:2775',
+      SIS_SMS_SMPP_SYSTEM_ID: 's',
+      SIS_SMS_SMPP_PASSWORD: 'p',
+    }).smsGateways;
+    assert.deepEqual([gateways.names, gateways.smpp?.bind, gateways.smpp?.window], [['smpp'], 'transceiver', 10]);
   });
 
   it('a message without {code}, a lease shorter than the gateway time-out and wrong numbers are refused', () => {

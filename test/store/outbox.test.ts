@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging/logger.js';
+import { webhookGateway } from '../../src/outbox/gateways/webhook-gateway.js';
 import { OutboxWorker } from '../../src/outbox/outbox-worker.js';
 import type { OutboxWorkerOptions } from '../../src/outbox/outbox-worker.js';
-import { createWebhookDeliver, signature } from '../../src/outbox/webhook.js';
+import { signature } from '../../src/outbox/webhook.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
@@ -142,7 +143,15 @@ for (const target of storeTargets) {
         const gateway = await startSmsGateway(SECRET, (n) => (n < 2 ? 500 : 200));
         const worker = new OutboxWorker(
           store,
-          createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }),
+          [
+            webhookGateway({
+              url: gateway.url,
+              secret: SECRET,
+              timeoutMs: 2000,
+              receiptPath: null,
+              receiptSecret: SECRET,
+            }),
+          ],
           silent,
           FAST,
         );
@@ -177,7 +186,15 @@ for (const target of storeTargets) {
         const gateway = await startSmsGateway(SECRET, () => (down ? 500 : 200));
         const worker = new OutboxWorker(
           store,
-          createWebhookDeliver({ url: gateway.url, secret: SECRET, timeoutMs: 2000 }),
+          [
+            webhookGateway({
+              url: gateway.url,
+              secret: SECRET,
+              timeoutMs: 2000,
+              receiptPath: null,
+              receiptSecret: SECRET,
+            }),
+          ],
           silent,
           FAST,
         );

@@ -287,6 +287,21 @@ export const migrations: readonly Migration[] = [
       await db.schema.alterTable('outbox').addColumn('traceparent', 'text').execute();
     },
   },
+  {
+    version: 11,
+    name: 'SMS gateways: the gateway that sent each message and its id there',
+    async up(db) {
+      // SIS_SMS_GATEWAY may name several (a fallback): the row says which one took the message,
+      // and the provider's own id, by which receipts that carry only that id (SMPP, Unifonic) find it.
+      await db.schema.alterTable('outbox').addColumn('gateway', 'text').execute();
+      await db.schema.alterTable('outbox').addColumn('gateway_message_id', 'text').execute();
+      await db.schema
+        .createIndex('outbox_gateway_message_id')
+        .on('outbox')
+        .columns(['gateway', 'gateway_message_id'])
+        .execute();
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

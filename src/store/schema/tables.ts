@@ -79,6 +79,9 @@ export interface OutboxTable {
   receipt_at?: Timestamp | null;
   /** The W3C traceparent the webhook POST carries: the request's trace (migration 10), or null. */
   traceparent?: string | null;
+  /** The gateway that accepted the message (SIS_SMS_GATEWAY's name) and its id there (migration 11). */
+  gateway?: string | null;
+  gateway_message_id?: string | null;
 }
 
 /** Rows pruned so far per table: the sum over its slots, each counted in the deleting transaction. */

@@ -33,6 +33,8 @@ import type {
   OutboxState,
   OutboxStore,
   ReceiptStatus,
+  SentMessage,
+  SentMessageKey,
 } from '../outbox-types.js';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
 import type { Dialect } from '../schema/dialect.js';
@@ -58,6 +60,7 @@ const COLUMNS = [
   'receipt',
   'receipt_reason',
   'traceparent',
+  'gateway',
 ] as const satisfies readonly (keyof OutboxTable)[];
 
 type OutboxRow = Pick<Selectable<OutboxTable>, (typeof COLUMNS)[number]>;
@@ -250,6 +253,8 @@ export class SqlOutbox implements OutboxStore {
             ...released,
             state: 'delivered',
             delivered_at: outcome.at.toISOString(),
+            gateway: outcome.gateway ?? null,
+            gateway_message_id: outcome.gatewayMessageId ?? null,
             code: '',
             message: '',
             phone: sql.raw<string>(MASKED_PHONE_SQL),
@@ -296,12 +301,43 @@ export class SqlOutbox implements OutboxStore {
       .updateTable('outbox')
       .set({ receipt: receipt.status, receipt_reason: receipt.reason, receipt_at: at })
       .where('id', '=', receipt.id)
-      // Only a newer receipt: a replayed one (or one overtaken by a later word) changes nothing.
-      .where((eb) => eb.or([eb('receipt_at', 'is', null), eb('receipt_at', '<', at)]))
+      // Only a newer receipt: a replayed one (or one overtaken by a later word) changes nothing;
+      // a provider's final word without a signed time of its own only on a message without one.
+      .where((eb) =>
+        receipt.firstOnly === true
+          ? eb('receipt_at', 'is', null)
+          : eb.or([eb('receipt_at', 'is', null), eb('receipt_at', '<', at)]),
+      )
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) > 0) return 'recorded';
     const row = await this.db.selectFrom('outbox').select('id').where('id', '=', receipt.id).executeTakeFirst();
     return row === undefined ? 'unknown' : 'replayed';
+  }
+
+  async sentMessage(key: SentMessageKey): Promise<SentMessage | null> {
+    let query = this.db.selectFrom('outbox').select(['id', 'gateway', 'delivered_at']);
+    query =
+      'id' in key
+        ? query.where('id', '=', key.id)
+        : query.where('gateway', '=', key.gateway).where('gateway_message_id', '=', key.gatewayMessageId);
+    const row = await query.executeTakeFirst();
+    if (row === undefined) return null;
+    return {
+      id: Number(row.id),
+      gateway: row.gateway ?? null,
+      deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
+    };
+  }
+
+  async sentByGateway(since: Date): Promise<ReadonlyMap<string, number>> {
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select((eb) => ['gateway', eb.fn.countAll<string | number>().as('n')])
+      .where('state', '=', 'delivered')
+      .where('delivered_at', '>', since.toISOString())
+      .groupBy('gateway')
+      .execute();
+    return new Map(rows.map((r) => [r.gateway ?? 'unknown', Number(r.n)]));
   }
 
   async deliveryRates(since: Date, top: number): Promise<DeliveryRates> {
@@ -379,5 +415,6 @@ function toMessage(row: OutboxRow): OutboxMessage {
     receipt: (row.receipt ?? null) as ReceiptStatus | null,
     receiptReason: row.receipt_reason ?? null,
     traceparent: row.traceparent ?? null,
+    gateway: row.gateway ?? null,
   };
 }

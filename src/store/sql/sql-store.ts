@@ -14,6 +14,8 @@ import type {
   OutboxMessage,
   OutboxOutcome,
   OutboxState,
+  SentMessage,
+  SentMessageKey,
 } from '../outbox-types.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
@@ -142,6 +144,14 @@ export class SqlStore implements ServiceStore {
 
   recordReceipt(receipt: DeliveryReceipt): Promise<'recorded' | 'unknown' | 'replayed'> {
     return this.#outbox.recordReceipt(receipt);
+  }
+
+  sentMessage(key: SentMessageKey): Promise<SentMessage | null> {
+    return this.#outbox.sentMessage(key);
+  }
+
+  sentByGateway(since: Date): Promise<ReadonlyMap<string, number>> {
+    return this.#outbox.sentByGateway(since);
   }
 
   deliveryRates(since: Date, top: number): Promise<DeliveryRates> {

@@ -1,0 +1,87 @@
+/**
+ * Unifonic's REST API, as documented (no SDK): a form POST to /rest/SMS/messages with `AppSid`,
+ * `Recipient` (international, without + or 00), `Body`, `SenderID`, `responseType=JSON` and
+ * `CorrelationID` (our id); the answer's `success` says whether it was taken, `data.MessageID` its
+ * id, `errorCode`/`message` why not. Delivery reports come by the DLR webhook set in Unifonic's
+ * console (`MessageID`, `DLR`: Delivered or Undeliverable): Unifonic documents no signature for it,
+ * so the URL given there carries a token (`?token=`, SIS_SMS_UNIFONIC_WEBHOOK_TOKEN) checked in
+ * constant time, and a report counts once (its final word; a replay changes nothing).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { UnifonicSettings } from '../../config/gateway-settings.js';
+import { callbackParams } from './callback-params.js';
+import { fetchFailure, GatewayError, httpRefusal, oneLine } from './gateway.js';
+import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
+
+export function unifonicGateway(settings: UnifonicSettings, senderId: string | null, timeoutMs: number): Gateway {
+  return {
+    name: 'unifonic',
+    async send(message: OutboundSms) {
+      const form = new URLSearchParams({
+        AppSid: settings.appSid,
+        Recipient: message.phone.replace(/^\+/, ''),
+        Body: message.message,
+        responseType: 'JSON',
+        CorrelationID: String(message.id),
+      });
+      if (senderId !== null) form.set('SenderID', senderId);
+      let res: Response;
+      try {
+        res = await fetch(`${settings.apiUrl}/rest/SMS/messages`, {
+          method: 'POST',
+          headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: form,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        throw fetchFailure(err, timeoutMs);
+      }
+      const answer = (await res.json().catch(() => null)) as {
+        success?: unknown;
+        errorCode?: unknown;
+        message?: unknown;
+        data?: { MessageID?: unknown };
+      } | null;
+      if (res.status >= 400) throw httpRefusal('unifonic', res.status, String(answer?.message ?? ''));
+      if (answer?.success !== true && answer?.success !== 'true')
+        throw new GatewayError(
+          'refused',
+          `unifonic ${String(answer?.errorCode ?? 'answered')}: ${oneLine(String(answer?.message ?? ''))}`,
+        );
+      const id = answer.data?.MessageID;
+      return { gatewayMessageId: typeof id === 'string' || typeof id === 'number' ? String(id) : null };
+    },
+    async probe(probeMs) {
+      // Unifonic has no call that checks an AppSid without sending: the API's host answering is what can be told.
+      const origin = new URL(settings.apiUrl).origin;
+      let res: Response;
+      try {
+        res = await fetch(origin, { method: 'HEAD', signal: AbortSignal.timeout(probeMs), redirect: 'manual' });
+      } catch (err) {
+        throw new Error(`Unifonic (${origin}) does not answer (${fetchFailure(err, probeMs).message})`);
+      }
+      if (res.status >= 500) throw new Error(`Unifonic (${origin}) answered ${res.status}`);
+      return `Unifonic (${origin}) answered ${res.status} (the AppSid is checked by the first message)`;
+    },
+    readCallback(callback: Callback): ProviderReceipt | CallbackRefusal {
+      if (settings.webhookToken === null)
+        return { refused: 401, text: "SIS_SMS_UNIFONIC_WEBHOOK_TOKEN is not set: Unifonic's reports are refused" };
+      const token = new URL(callback.url, 'http://callback').searchParams.get('token') ?? '';
+      const given = Buffer.from(token);
+      const expected = Buffer.from(settings.webhookToken);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        return { refused: 401, text: "bad token: expected the token= of the webhook URL set in Unifonic's console" };
+      const params = callbackParams(callback);
+      if (params === null) return { refused: 400, text: 'expected a form or a flat JSON object' };
+      const id = params.get('MessageID') ?? '';
+      if (!/^[A-Za-z0-9-]{1,64}$/.test(id))
+        return { refused: 400, text: 'MessageID: expected the id Unifonic gave the message' };
+      const dlr = (params.get('DLR') ?? '').toLowerCase();
+      const status =
+        dlr === 'delivered' ? 'delivered' : dlr === 'undeliverable' || dlr === 'undelivered' ? 'undelivered' : null;
+      if (status === null) return { refused: 400, text: 'DLR: expected Delivered or Undeliverable' };
+      const comments = oneLine(params.get('Comments') ?? '');
+      return { message: { gatewayMessageId: id }, status, reason: comments === '' ? null : comments, at: null };
+    },
+  };
+}

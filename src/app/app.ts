@@ -133,7 +133,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     new MetadataEndpoint(config.namespace),
     () => health.database.failingSince,
   );
-  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
+  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry, health });
   // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
   const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
   const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {

@@ -4,12 +4,16 @@
  * that uses it through both of its connections, the rate limiter and AuthCode's SMS counters.
  * Each noticed the outage many times; the instance writes one line when Redis went, naming what
  * both do meanwhile, and one when it is back, with the count of failed attempts.
- * (A PostgreSQL restart under load and its lines: test/deploy/database-restart.test.ts.)
+ * The legacy service beside ours (legacy mode) likewise: stopped, requests fail over to ours, one
+ * line; answering again, one line. (A PostgreSQL restart under load and its lines:
+ * test/deploy/database-restart.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -131,4 +135,66 @@ describe('dependency state lines', () => {
       }
     },
   );
+
+  it('the legacy service stopped and started under load: one line each way', { timeout: 60_000 }, async () => {
+    const port = await closedPort();
+    // A stand-in legacy service: answers every request the same (comparisons then differ, not fail).
+    const legacy = (): Promise<Server> =>
+      new Promise((resolve) => {
+        const server = createServer((req, res) => {
+          req.resume();
+          res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
+          res.end('<?xml version="1.0" encoding="utf-8"?><string xmlns="http://tempuri.org/">legacy</string>');
+        });
+        server.listen(port, '127.0.0.1', () => resolve(server));
+      });
+    const closed = (server: Server): Promise<void> =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    let server = await legacy();
+    const dir = mkdtempSync(join(tmpdir(), 'sis-legacy-restart-'));
+    const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
+      SIS_DEMO_DATA: 'true',
+      SIS_SHADOW: 'legacy',
+      SIS_LEGACY_URL: `http://127.0.0.1:${port}/`,
+      SIS_SHUTDOWN_GRACE_MS: '0',
+    });
+    const statuses: number[] = [];
+    let running = true;
+    const client = async (): Promise<void> => {
+      while (running) {
+        const res = await fetch(`${s.url}/PushNotificationMobile.asmx/GetTokenDevice?id=1`);
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+    };
+    try {
+      const load = [client(), client()];
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await closed(server);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      server = await legacy();
+      const lines = (): Record<string, unknown>[] => s.logs.filter((l) => l['dependency'] === 'legacy service');
+      await eventually(() => assert.equal(lines().length, 2, JSON.stringify(lines())), 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      running = false;
+      await Promise.all(load);
+      await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS + 300));
+      assert.ok(statuses.length > 50 && statuses.every((status) => status === 200), 'every request answered');
+      const [down, back] = lines();
+      assert.equal(lines().length, 2);
+      assert.equal(
+        down!['msg'],
+        'legacy service not answering: comparisons count legacy-failed, clients of legacy mode get our answers (fail-over); check SIS_LEGACY_URL and the legacy service',
+      );
+      assert.match(String(back!['msg']), /^legacy service back to normal after \d+ s \(\d+ failed calls meanwhile\)$/);
+    } finally {
+      running = false;
+      await stopServe(s);
+      await closed(server);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,5 +1,6 @@
 /** /healthz, /readyz, /metrics and the request log, over real HTTP. */
 import assert from 'node:assert/strict';
+import { Agent, get } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { formatLine } from '../../src/logging/pretty-log.js';
@@ -12,6 +13,7 @@ import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { startServe, stopServe } from '../helpers/serve-process.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
@@ -146,6 +148,33 @@ describe('/readyz when the database does not answer', () => {
     assert.equal(await readyz(), '200 ready\n');
     assert.ok(Date.now() - started < 1500, 'answered before the ping gave up (2 s)');
     hang = false;
+  });
+});
+
+describe('/readyz once a stop began', () => {
+  it('answers 503 at once on a connection still open, whatever the database does', { timeout: 30_000 }, async () => {
+    const s = await startServe('sqlite::memory:', { SIS_SHUTDOWN_GRACE_MS: '3000' });
+    // One keep-alive connection, open before the stop: the only way to reach a draining instance.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const readyz = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        get(`${s.url}/readyz`, { agent }, (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${text}`));
+        }).on('error', reject);
+      });
+    try {
+      assert.equal(await readyz(), '200 ready\n');
+      const stopped = stopServe(s);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(await readyz(), '503 not ready: shutting down\n');
+      agent.destroy();
+      await stopped;
+    } finally {
+      agent.destroy();
+      await stopServe(s);
+    }
   });
 });
 

@@ -118,6 +118,40 @@ describe('run-time failures, logged once per change', () => {
     },
   );
 
+  it(
+    'PostgreSQL lost: a known read is answered as before for SIS_STALE_IF_ERROR_MS, then faulted',
+    { skip: POSTGRES_SKIP ?? false, timeout: 60_000 },
+    async () => {
+      const target = new URL(postgresUrl);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+      await proxy.start();
+      const via = new URL(newSchema('stale').url);
+      via.host = `127.0.0.1:${proxy.port}`;
+      const s = await startServe(via.toString(), {
+        SIS_DEMO_DATA: 'true',
+        SIS_SHUTDOWN_GRACE_MS: '0',
+        SIS_STALE_IF_ERROR_MS: '1500',
+      });
+      const school = async (): Promise<string> => {
+        const res = await fetch(
+          `${s.url}/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fschool-a.example&show_active=1`,
+        );
+        return `${res.status} ${await res.text()}`;
+      };
+      try {
+        await eventually(async () => assert.match(await school(), /^200 .*Ngstr|^200 .*ngstr/is));
+        const known = await school();
+        await proxy.stop();
+        assert.equal(await school(), known, 'answered as before');
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        assert.match(await school(), /^500 /, 'no longer once older than SIS_STALE_IF_ERROR_MS');
+      } finally {
+        await stopServe(s);
+        await proxy.stop();
+      }
+    },
+  );
+
   const tmpfs = mountTmpfs();
   it(
     'the disk full (SQLite on a small tmpfs): writes fail, reads are answered, one line each way',

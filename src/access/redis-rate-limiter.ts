@@ -1,11 +1,13 @@
 /**
  * The rate limit shared by instances: one INCR script per request in Redis. Loaded only when a
  * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
- * through; that is logged once when it starts and once when Redis answers again.
+ * through; that is logged once when it starts and once when Redis answers again (one state with
+ * the SMS counters' connection: observe/dependency-health.ts).
  */
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../config/parse-settings.js';
-import type { Dependency, Problem } from '../observe/dependency-health.js';
+import { REDIS_UNREACHABLE } from '../observe/dependency-health.js';
+import type { Dependency } from '../observe/dependency-health.js';
 import { failFastRedis } from '../sms/fail-fast-redis.js';
 import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
@@ -20,12 +22,8 @@ return {n, ttl}`;
 
 type HitRedis = Redis & { sisHit(key: string, windowMs: number): Promise<[number, number]> };
 
-const UNREACHABLE: Problem = {
-  what: 'unreachable',
-  level: 'warn',
-  meanwhile:
-    'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again (it is retried); check SIS_REDIS_URL and the Redis server',
-};
+/** This limiter's connection, one part of the Redis state (the SMS counters have their own). */
+const PART = 'rate limits';
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: HitRedis;
@@ -41,8 +39,11 @@ export class RedisRateLimiter implements RateLimiter {
     // Fails fast while disconnected: a request must not wait for Redis to come back.
     this.redis = failFastRedis(url) as HitRedis;
     this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-    this.redis.on('error', (err: Error) => this.state.failed(UNREACHABLE, err));
-    this.redis.on('ready', () => this.state.worked());
+    this.state.affects(
+      'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again',
+    );
+    this.redis.on('error', (err: Error) => this.state.failed(REDIS_UNREACHABLE, err, PART));
+    this.redis.on('ready', () => this.state.worked(PART));
     // The rule is part of the key: instances with different rules do not share counts.
     this.prefix = `sis:rl:${rule.limit}/${rule.windowMs}:`;
   }
@@ -52,18 +53,18 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       await this.redis.connect();
     } catch (err) {
-      this.state.failed(UNREACHABLE, err);
+      this.state.failed(REDIS_UNREACHABLE, err, PART);
     }
   }
 
   async hit(address: string): Promise<RateDecision> {
     try {
       const [count, ttl] = await this.redis.sisHit(this.prefix + address, this.rule.windowMs);
-      this.state.worked();
+      this.state.worked(PART);
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
     } catch (err) {
       this.failures++;
-      this.state.failed(UNREACHABLE, err);
+      this.state.failed(REDIS_UNREACHABLE, err, PART);
       return ALLOWED;
     }
   }

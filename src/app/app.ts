@@ -106,6 +106,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     dbCallsInFlight: () => counted.inFlight,
     // Read at scrape time, once the dispatcher below exists.
     answerCache: () => dispatcher.cache,
+    staleAnswers: () => dispatcher.stale,
     retention: () => pruner,
     ...(pooled ? { dbPoolMax: config.databasePoolSize } : {}),
     sms: sms.tally,
@@ -123,7 +124,8 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const metrics =
     options.metricsSource?.(registry) ??
     (async (): Promise<MetricsText> => ({ contentType: registry.contentType, body: await registry.metrics() }));
-  const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, metrics });
+  const opened = (): boolean => !(store instanceof BackgroundStore) || store.ready;
+  const ops = new OpsEndpoints({ store, log, health, draining: () => state.draining, opened, metrics });
   const context = {
     store: counted,
     now: options.now ?? ((): Date => new Date()),
@@ -133,8 +135,14 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
-  const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace));
-  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry });
+  const dispatcher = new Dispatcher(
+    services,
+    config,
+    context,
+    new MetadataEndpoint(config.namespace),
+    () => health.database.failingSince,
+  );
+  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry, health });
   // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
   const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
   const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {

@@ -7,7 +7,8 @@
 import { ConfigError } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
+import { REDIS_UNREACHABLE } from '../observe/dependency-health.js';
+import type { DependencyHealth } from '../observe/dependency-health.js';
 import type { RedisCounters } from '../sms/redis-counters.js';
 import { watchedLayers } from '../sms/refusal.js';
 import { SmsGuard } from '../sms/sms-guard.js';
@@ -15,12 +16,8 @@ import type { VelocityLimits } from '../sms/sms-rules.js';
 import type { SmsStore } from '../store/sms-types.js';
 import type { Store } from '../store/store.js';
 
-const REDIS_AWAY: Problem = {
-  what: 'unreachable for the SMS counters',
-  level: 'warn',
-  meanwhile:
-    'AuthCode counts its velocity limits in the database until Redis answers again (it is retried); check SIS_REDIS_URL and the Redis server',
-};
+/** The counters' connection, one part of the Redis state (the rate limiter has its own). */
+const PART = 'SMS counters';
 
 export async function startSmsGuard(
   config: Config,
@@ -86,10 +83,11 @@ function countsAnything(v: VelocityLimits): boolean {
 async function redisCounters(url: string, health: DependencyHealth): Promise<RedisCounters> {
   // ioredis is loaded only when a Redis is configured.
   const { RedisCounters } = await import('../sms/redis-counters.js');
+  health.redis.affects('AuthCode counts its velocity limits in the database until it answers again');
   const counters = new RedisCounters(
     url,
-    (err) => health.redis.failed(REDIS_AWAY, err),
-    () => health.redis.worked(),
+    (err) => health.redis.failed(REDIS_UNREACHABLE, err, PART),
+    () => health.redis.worked(PART),
   );
   await counters.start();
   return counters;

@@ -1,6 +1,6 @@
-import { isStreamed } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';
 import type { Store } from '../store/store.js';
+import { sizeOf } from './stale-answers.js';
 import type { Call } from './types.js';
 
 /** A cacheable call's key and the data version read for it, and the answer kept for both if any. */
@@ -27,19 +27,14 @@ export class AnswerCache {
   #bytes = 0;
   hits = 0;
   misses = 0;
+  /** The data version read last (stale-answers.ts), null before the first. */
+  lastVersion: string | null = null;
 
   constructor(readonly maxBytes: number) {}
 
   /** The key for a call in one binding (the bytes differ between bindings), or null when not worth keeping. */
   key(binding: string, call: Call): string | null {
-    let key = `${binding}\u0000${call.op.name}`;
-    for (const p of call.op.params) {
-      const v = call.args[p.name];
-      // Each value with its length: no two argument lists make one key, whatever characters they hold.
-      const text = v === null || v === undefined ? null : String(v);
-      key += text === null ? '\u0000~' : `\u0000${text.length}:${text}`;
-    }
-    return key.length > 1024 ? null : key;
+    return answerKey(binding, call);
   }
 
   /**
@@ -66,6 +61,8 @@ export class AnswerCache {
   }
 
   get(key: string, version: string): Reply | undefined {
+    // The newest version read: a stale answer made at it was current until the database stopped answering.
+    this.lastVersion = version;
     const entry = this.#entries.get(key);
     if (entry === undefined || entry.version !== version) {
       this.misses++;
@@ -100,12 +97,17 @@ export class AnswerCache {
   }
 }
 
-/** Bytes held by a reply's body (UTF-16 strings count twice); null for a streamed one. */
-function sizeOf(reply: Reply): number | null {
-  const { body } = reply;
-  if (typeof body === 'string') return body.length * 2;
-  if (isStreamed(body)) return null;
-  let n = 0;
-  for (const piece of body) n += piece.length;
-  return n;
+/**
+ * A call's key in one binding (the bytes differ between bindings), or null for arguments over
+ * 1 KiB: not worth keeping.
+ */
+export function answerKey(binding: string, call: Call): string | null {
+  let key = `${binding}\u0000${call.op.name}`;
+  for (const p of call.op.params) {
+    const v = call.args[p.name];
+    // Each value with its length: no two argument lists make one key, whatever characters they hold.
+    const text = v === null || v === undefined ? null : String(v);
+    key += text === null ? '\u0000~' : `\u0000${text.length}:${text}`;
+  }
+  return key.length > 1024 ? null : key;
 }

@@ -3,7 +3,8 @@ import type { ResultValue } from '../contract/types.js';
 import { InvalidArgumentError, OperationFailedError, ServiceError } from '../errors/errors.js';
 import type { Caller, OperationContext } from '../operations/context.js';
 import type { Service } from '../operations/index.js';
-import { AnswerCache } from './answer-cache.js';
+import type { Reply } from '../reply/reply.js';
+import { AnswerCache, answerKey } from './answer-cache.js';
 import type { Kept } from './answer-cache.js';
 import type { Binding, Read } from './binding.js';
 import type { Exchange, Outcome } from './exchange.js';
@@ -13,6 +14,7 @@ import { buildRouteSets, routeOf } from './route.js';
 import type { Route, RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
 import type { ServiceRoutes } from './service-routes.js';
+import { StaleAnswers } from './stale-answers.js';
 import type { Call } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
@@ -28,18 +30,26 @@ export class Dispatcher {
   private readonly routes: RouteSets;
   /** Kept answers of cacheable operations; null when SIS_ANSWER_CACHE_BYTES is 0. */
   readonly cache: AnswerCache | null;
+  /** Reads' last answers, served while the database does not answer; null when off (SIS_STALE_IF_ERROR_MS=0) or not asked for. */
+  readonly stale: StaleAnswers | null;
 
   constructor(
     services: readonly Service[],
     private readonly config: Config,
     private readonly context: OperationContext,
     private readonly metadata: MetadataEndpoint,
+    /** The service's own dispatcher (not the shadow's dry run or replay): since when the database has not answered. */
+    databaseDownSince?: () => number | null,
   ) {
     const envelope = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
     this.routes = buildRouteSets(
       buildRouteTable(services, config.namespace, { envelope, maxFormFields: config.maxFormFields }),
     );
     this.cache = config.answerCacheBytes > 0 ? new AnswerCache(config.answerCacheBytes) : null;
+    this.stale =
+      databaseDownSince === undefined || config.staleIfErrorMs === 0 || config.staleAnswersBytes === 0
+        ? null
+        : new StaleAnswers({ maxAgeMs: config.staleIfErrorMs, maxBytes: config.staleAnswersBytes, databaseDownSince });
   }
 
   /**
@@ -119,9 +129,16 @@ export class Dispatcher {
       const reply = binding.write(routes.writers.get(call.op)!, value);
       if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.();
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
+      if (this.stale !== null && call.op.writes !== true) {
+        const key = kept?.key ?? answerKey(binding.name, call);
+        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null);
+      }
       return { service: routes.name, binding: binding.name, operation, reply };
     };
     const failed = (cause: unknown): Outcome => {
+      // The database does not answer: a read answered before is answered the same (stale-answers.ts).
+      const stale = this.staleFor(binding, call, cause);
+      if (stale !== undefined) return { service: routes.name, binding: binding.name, operation, reply: stale };
       // Refused arguments are the caller's to fix: only other failures are logged.
       const logged = cause instanceof InvalidArgumentError ? undefined : cause;
       return {
@@ -139,6 +156,13 @@ export class Dispatcher {
       return failed(cause);
     }
     return result instanceof Promise ? result.then(written, failed) : written(result);
+  }
+
+  /** A read's last answer to serve instead of the failure `cause`, if any (StaleAnswers.answer). */
+  private staleFor(binding: Binding, call: Call, cause: unknown): Reply | undefined {
+    if (this.stale === null || call.op.writes === true) return undefined;
+    const key = answerKey(binding.name, call);
+    return key === null ? undefined : this.stale.answer(key, cause, this.cache?.lastVersion ?? null);
   }
 
   /** What the cache holds for a cacheable call (see AnswerCache.lookUp); null for any other. */

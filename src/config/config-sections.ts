@@ -42,6 +42,8 @@ export function databaseSettings(r: SettingReader) {
     databaseStatementTimeoutMs: r.read('SIS_DATABASE_STATEMENT_TIMEOUT_MS'),
     listPageRows: r.read('SIS_LIST_PAGE_ROWS'),
     answerCacheBytes: r.read('SIS_ANSWER_CACHE_BYTES'),
+    staleIfErrorMs: r.read('SIS_STALE_IF_ERROR_MS'),
+    staleAnswersBytes: r.read('SIS_STALE_ANSWERS_BYTES'),
   } satisfies Partial<Config>;
 }
 

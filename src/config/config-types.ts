@@ -91,6 +91,10 @@ export interface Config {
   readonly listPageRows: number;
   /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */
   readonly answerCacheBytes: number;
+  /** While the database does not answer, reads' last answers are served for at most this long after they were known current (0: off). */
+  readonly staleIfErrorMs: number;
+  /** Bytes of reads' last answers kept for that (0: none). */
+  readonly staleAnswersBytes: number;
   /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
   readonly shutdownGraceMs: number;
   /** On shutdown: the longest wait for requests in progress before connections are cut. */

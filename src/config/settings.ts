@@ -110,6 +110,19 @@ export const SETTINGS = defineSettings([
       'bytes of GetStudentSchool answers kept while the data version (read before the data on every request) is unchanged (0 = none)',
   },
   {
+    name: 'SIS_STALE_IF_ERROR_MS',
+    kind: int(0, 86_400_000),
+    default: '300000',
+    meaning:
+      'while the database does not answer, reads are answered as this instance last answered them, for at most this long after that answer was known current (0 = off)',
+  },
+  {
+    name: 'SIS_STALE_ANSWERS_BYTES',
+    kind: int(0, GIB),
+    default: '16777216',
+    meaning: "bytes of reads' last answers kept for SIS_STALE_IF_ERROR_MS, the most recently made first (0 = none)",
+  },
+  {
     name: 'SIS_LIST_PAGE_ROWS',
     kind: int(0, 1_000_000),
     default: '1000',

@@ -1,6 +1,6 @@
 /**
  * The database's state as the service's own calls find it: a call that fails because the database
- * is unreachable, full or read-only changes the state (logged once, src/ops/dependency-health.ts);
+ * is unreachable, full or read-only changes the state (logged once, dependency-health.ts);
  * a call that succeeds ends it.
  */
 import { databaseCondition } from '../store/db-errors.js';
@@ -11,7 +11,7 @@ const UNAVAILABLE: Problem = {
   what: 'unavailable',
   level: 'error',
   meanwhile:
-    'requests that need it are answered with a server fault (HTTP 500) and /readyz answers 503 until it answers again; check the database server and the network',
+    'reads this instance answered lately are answered the same (SIS_STALE_IF_ERROR_MS), other requests with a server fault (HTTP 500); /readyz stays 200 (every instance shares the database); the pool reconnects by itself; check the database server and the network',
 };
 const DISK_FULL: Problem = {
   what: 'failing (disk full)',

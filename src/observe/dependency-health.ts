@@ -1,30 +1,37 @@
 /**
- * What the running service depends on (the database, Redis, the SMS gateway), each in a state
- * logged once when it changes: at error or warn when a dependency fails, saying what is affected
- * and what happens meanwhile, and at warn when it is back to normal. Requests that meet a known failure
- * are not logged one by one at those levels. /readyz reads the states.
+ * What the running service depends on (the database, Redis, the SMS gateway, the legacy service),
+ * each in a state logged once when it changes: one line at error or warn when the dependency starts
+ * failing, saying what is affected and what happens meanwhile, and one at warn when it is back, with
+ * the count of failed attempts between. Whichever part of the service notices (the rate limiter and
+ * the SMS counters both use Redis; requests, the readiness ping and the pool all meet the database),
+ * the instance says it once: the first failure opens the state, later ones only count, and it ends
+ * when every part that failed has worked again. /readyz and sis_dependency_up read the states.
  */
 import type { Logger } from '../logging/logger.js';
 
 export interface Problem {
   /** What is wrong, after the dependency's name ("unavailable", "refusing messages"). */
   readonly what: string;
-  /** What is affected, what happens meanwhile, and what to do. */
+  /** What happens meanwhile and what to do (after what each part that uses it says it does, see `affects`). */
   readonly meanwhile: string;
   readonly level: 'error' | 'warn';
 }
 
+/** The part of the service that noticed, when several use one dependency through their own connections. */
+const WHOLE = '';
+
 export class Dependency {
   #problem: Problem | null = null;
+  /** Parts that saw it fail and have not seen it work since (each its own connection). */
+  readonly #failing = new Set<string>();
+  readonly #effects: string[] = [];
   #since = 0;
   #failures = 0;
 
   constructor(
-    /** As operators read it: "database", "redis", "SMS gateway". */
+    /** As operators read it: "database", "Redis", "SMS gateway", "legacy service". */
     readonly name: string,
     private readonly log: Logger,
-    /** True when the service cannot serve without it (/readyz then answers 503). */
-    readonly required: boolean,
   ) {}
 
   /** The problem in force, or null while the dependency works. */
@@ -32,24 +39,44 @@ export class Dependency {
     return this.#problem;
   }
 
-  /** A failure: logged only when the state changes (it worked, or failed otherwise). */
-  failed(problem: Problem, error?: unknown): void {
+  /** When the state in force began (ms since the epoch), or null while the dependency works. */
+  get failingSince(): number | null {
+    return this.#problem === null ? null : this.#since;
+  }
+
+  /**
+   * Says what a part of the service does while the dependency fails ("rate limits (SIS_RATE_LIMIT)
+   * are not enforced"): the one line names every part's, whichever part noticed first.
+   */
+  affects(effect: string): void {
+    if (!this.#effects.includes(effect)) this.#effects.push(effect);
+  }
+
+  /**
+   * A failure, seen by `part` (a connection of its own; the whole dependency when left out):
+   * logged only when the dependency was working. A different problem meanwhile replaces the one
+   * /readyz names, without a line.
+   */
+  failed(problem: Problem, error?: unknown, part: string = WHOLE): void {
     this.#failures++;
-    if (this.#problem !== null && this.#problem.what === problem.what) return;
-    if (this.#problem === null) {
-      this.#since = Date.now();
-      this.#failures = 1;
-    }
+    this.#failing.add(part);
+    const was = this.#problem;
     this.#problem = problem;
+    if (was !== null) return;
+    this.#since = Date.now();
+    this.#failures = 1;
+    const effects = this.#effects.length === 0 ? '' : `${this.#effects.join('; ')}; `;
     this.log[problem.level](
       { dependency: this.name, reason: reasonOf(error) },
-      `${this.name} ${problem.what}: ${problem.meanwhile}`,
+      `${this.name} ${problem.what}: ${effects}${problem.meanwhile}`,
     );
   }
 
-  /** A success: logs the recovery when there was a problem. Cheap otherwise (it runs per request). */
-  worked(): void {
+  /** A success seen by `part`: logs the recovery once no part sees a failure. Cheap otherwise (it runs per request). */
+  worked(part: string = WHOLE): void {
     if (this.#problem === null) return;
+    this.#failing.delete(part);
+    if (this.#failing.size > 0) return;
     const was = this.#problem;
     this.#problem = null;
     const seconds = Math.round((Date.now() - this.#since) / 1000);
@@ -72,6 +99,13 @@ function reasonOf(error: unknown): string | undefined {
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
+/** Redis away, whichever of its users noticed: each says what it does meanwhile (`affects`). */
+export const REDIS_UNREACHABLE: Problem = {
+  what: 'unreachable',
+  level: 'warn',
+  meanwhile: 'it is retried; check SIS_REDIS_URL and the Redis server',
+};
+
 /** Every dependency of one process. */
 export class DependencyHealth {
   /** Reads and writes fail: the connection is lost, or the server does not answer. */
@@ -80,17 +114,24 @@ export class DependencyHealth {
   readonly databaseWrites: Dependency;
   readonly redis: Dependency;
   readonly smsGateway: Dependency;
+  /** The legacy ASMX service beside this one (SIS_SHADOW), when it does not answer. */
+  readonly legacy: Dependency;
 
   constructor(log: Logger) {
-    this.database = new Dependency('database', log, true);
-    this.databaseWrites = new Dependency('database writes', log, false);
-    this.redis = new Dependency('Redis', log, false);
-    this.smsGateway = new Dependency('SMS gateway', log, false);
+    this.database = new Dependency('database', log);
+    this.databaseWrites = new Dependency('database writes', log);
+    this.redis = new Dependency('Redis', log);
+    this.smsGateway = new Dependency('SMS gateway', log);
+    this.legacy = new Dependency('legacy service', log);
   }
 
-  /** Dependencies in trouble that the service works around ("Redis unreachable"), for /readyz. */
+  /**
+   * Dependencies in trouble, for /readyz. None makes the instance unready: each is shared by every
+   * instance, so routing elsewhere would not help, and the service works around each (answers
+   * reads it knows while the database does not answer, docs/operations.md).
+   */
   degraded(): string[] {
-    return [this.databaseWrites, this.redis, this.smsGateway].flatMap((d) =>
+    return [this.database, this.databaseWrites, this.redis, this.smsGateway, this.legacy].flatMap((d) =>
       d.problem === null ? [] : [`${d.name} ${d.problem.what}`],
     );
   }

@@ -111,6 +111,8 @@ export interface MetricsOptions {
   readonly dbPoolMax?: number;
   /** The answer cache's counts, when there is one. */
   readonly answerCache?: () => { readonly hits: number; readonly misses: number; readonly bytes: number } | null;
+  /** The reads' last answers kept for when the database does not answer, when kept. */
+  readonly staleAnswers?: () => { readonly served: number; readonly bytes: number } | null;
   /** Retention: rows per table at the last pruning round (null before it), rows this process pruned. */
   readonly retention?: () => {
     readonly kept: Readonly<Record<string, number>> | null;
@@ -207,6 +209,25 @@ export function createMetrics(
       registers: [registry],
       collect() {
         this.set(cache()?.bytes ?? 0);
+      },
+    });
+  }
+  const stale = options.staleAnswers;
+  if (stale !== undefined) {
+    registry.registerMetric(
+      custom({
+        name: 'sis_answers_stale_total',
+        help: 'Reads answered as before because the database did not answer (SIS_STALE_IF_ERROR_MS).',
+        type: 'counter',
+        values: () => [{ labels: {}, value: stale()?.served ?? 0 }],
+      }),
+    );
+    new Gauge({
+      name: 'sis_stale_answers_bytes',
+      help: 'Bytes of reads’ last answers kept for when the database does not answer (SIS_STALE_ANSWERS_BYTES).',
+      registers: [registry],
+      collect() {
+        this.set(stale()?.bytes ?? 0);
       },
     });
   }
@@ -320,10 +341,11 @@ function registerHealth(registry: Registry, health: DependencyHealth): void {
     ['database_writes', health.databaseWrites],
     ['redis', health.redis],
     ['sms_gateway', health.smsGateway],
+    ['legacy_service', health.legacy],
   ] as const;
   new Gauge({
     name: 'sis_dependency_up',
-    help: 'Whether a dependency works as far as this process saw (1) or is failing (0): database, database_writes, redis, sms_gateway (docs/operations.md, Failures while running).',
+    help: 'Whether a dependency works as far as this process saw (1) or is failing (0): database, database_writes, redis, sms_gateway, legacy_service (docs/operations.md, Failures while running).',
     labelNames: ['dependency'],
     registers: [registry],
     // With workers, one failing is enough to show it.

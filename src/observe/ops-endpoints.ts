@@ -19,12 +19,16 @@ export interface MetricsText {
 export interface OpsOptions {
   readonly store: Store;
   readonly metrics: () => Promise<MetricsText>;
+  /** False until the database has been reached once since the start (PostgreSQL opened in the background). */
+  readonly opened?: () => boolean;
   /** True once shutdown began: /readyz then answers 503 so balancers stop sending. */
   readonly draining: () => boolean;
   readonly log: Logger;
-  /** The dependencies' states: a failed ping changes the database's; the others are named when degraded. */
+  /** The dependencies' states: a failed ping changes the database's; each failing one is named (degraded). */
   readonly health: DependencyHealth;
   readonly pingTimeoutMs?: number;
+  /** The longest /readyz waits for its ping before answering from the state known (default 250 ms). */
+  readonly answerWithinMs?: number;
 }
 
 /** Which ops endpoint a request target names, or null; cheap enough for every request. */
@@ -36,6 +40,8 @@ export function opsPath(url: string): OpsPath | null {
 }
 
 export class OpsEndpoints {
+  #pinging: Promise<void> | null = null;
+
   constructor(private readonly options: OpsOptions) {}
 
   async answer(path: OpsPath, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
@@ -49,7 +55,7 @@ export class OpsEndpoints {
       const problem = await this.readiness();
       if (problem !== null)
         return sendText(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
-      // Ready, but say what the service is working around (Redis, the SMS gateway, writes).
+      // Ready, but say what the service is working around (the database, Redis, the SMS gateway, …).
       const degraded = this.options.health.degraded();
       const text = degraded.length === 0 ? 'ready\n' : `ready (degraded: ${degraded.join(', ')})\n`;
       return sendText(res, req, 200, 'text/plain; charset=utf-8', text, requestId);
@@ -63,9 +69,33 @@ export class OpsEndpoints {
     }
   }
 
-  /** null when ready, else the reason (words for the operator, never the error's details). */
+  /**
+   * null when ready, else the reason (words for the operator, never the error's details). Ready
+   * means this instance can serve: not stopping, and its database reached once since the start. A
+   * database that stops answering later does not make it unready: every instance shares it, so
+   * there is nowhere better to send requests, and this one answers the reads it knows meanwhile
+   * (docs/operations.md, Health and metrics). The ping still runs, to tell the state (and its end)
+   * when no request does; the answer waits for it only briefly, so a database that hangs does not
+   * make the probe time out.
+   */
   private async readiness(): Promise<string | null> {
     if (this.options.draining()) return 'shutting down';
+    const ping = this.ping();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      ping,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.answerWithinMs ?? 250))),
+    ]);
+    clearTimeout(timer);
+    return this.options.opened?.() === false ? 'database' : null;
+  }
+
+  /** One ping at a time, whatever the number of probes: its outcome is the database's state. */
+  private ping(): Promise<void> {
+    return (this.#pinging ??= this.pingOnce().finally(() => (this.#pinging = null)));
+  }
+
+  private async pingOnce(): Promise<void> {
     const timeoutMs = this.options.pingTimeoutMs ?? 2000;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -76,11 +106,9 @@ export class OpsEndpoints {
         }),
       ]);
       this.options.health.database.worked();
-      return null;
     } catch (err) {
       // Logged once when the state changes, not at every probe.
       noteDatabaseDown(this.options.health, err);
-      return 'database';
     } finally {
       clearTimeout(timer);
     }

@@ -1,9 +1,18 @@
 /**
  * The metrics of running beside the legacy service (src/shadow): comparisons by result, the
- * legacy service's answer time, legacy mode's fail-overs.
+ * legacy service's answer time, legacy mode's fail-overs; and the legacy service's state, told by
+ * each comparison (one line when it stops answering, one when it answers again).
  */
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { Dependency, Problem } from './dependency-health.js';
+
+/** The legacy service failing comparisons or fail-overs: what each mode does is said by `affects`. */
+const LEGACY_FAILING: Problem = {
+  what: 'not answering',
+  level: 'warn',
+  meanwhile: 'check SIS_LEGACY_URL and the legacy service',
+};
 
 /** Seconds the legacy service takes to answer (a network hop and another stack: coarser than ours). */
 export const LEGACY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
@@ -17,7 +26,11 @@ export class ShadowMetrics {
   readonly #legacy: Histogram;
   readonly #failovers: Counter<'answer'>;
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    /** The legacy service's state (logged once per change): every comparison's result tells it. */
+    private readonly legacyState: Dependency | null = null,
+  ) {
     this.#comparisons = new Counter({
       name: 'sis_shadow_comparisons_total',
       help: 'Answers compared with the legacy service, by service file, operation, binding and result (identical, equivalent, accepted, noisy, different, legacy-failed, skipped).',
@@ -44,6 +57,8 @@ export class ShadowMetrics {
 
   compared(service: string | null, operation: string | null, binding: string, result: string): void {
     this.#comparisons.inc({ service: service ?? '', operation: operation ?? '', binding, result });
+    if (result === 'legacy-failed') this.legacyState?.failed(LEGACY_FAILING);
+    else if (result !== 'skipped') this.legacyState?.worked();
   }
 
   legacyAnswered(seconds: number): void {

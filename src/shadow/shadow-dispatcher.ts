@@ -76,7 +76,7 @@ export class ShadowDispatcher {
   constructor(private readonly parts: ShadowParts) {
     const { sample } = parts.settings;
     this.#sampled = parts.sampled ?? (() => sample >= 1 || (sample > 0 && Math.random() < sample));
-    this.#failover = new Failover(parts.log, parts.settings.fallback, parts.failedOver);
+    this.#failover = new Failover(parts.settings.fallback, parts.failedOver);
   }
 
   /** Comparisons in progress (for tests and the benchmark). */
@@ -218,12 +218,11 @@ export class ShadowDispatcher {
       this.parts.recorder.count(labels, 'legacy-failed');
     }
     if (result.ok) {
-      this.#failover.answered();
       return { ...outcomeLabels(route), reply: passThrough(result.answer) };
     }
     // A write the legacy may have taken is not done again here: the client is told it failed.
     const mayAnswer = route?.writes !== true || !result.reached;
-    if (!this.#failover.failed(result, mayAnswer)) return { ...outcomeLabels(route), reply: BAD_GATEWAY };
+    if (!this.#failover.failed(mayAnswer)) return { ...outcomeLabels(route), reply: BAD_GATEWAY };
     return dispatcher.dispatch(ex);
   }
 

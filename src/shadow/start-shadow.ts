@@ -9,6 +9,7 @@ import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import type { Config } from '../config/config.js';
 import type { Answerer } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
+import type { DependencyHealth } from '../observe/dependency-health.js';
 import { ShadowMetrics } from '../observe/shadow-metrics.js';
 import type { OperationContext } from '../operations/context.js';
 import type { Service } from '../operations/index.js';
@@ -37,6 +38,8 @@ export interface ShadowWiring {
   readonly pruner: Pruner;
   /** Where the comparison metrics are registered. */
   readonly registry: Registry;
+  /** The dependencies' states: the legacy service's is told by the comparisons (observe/shadow-metrics.ts). */
+  readonly health?: DependencyHealth;
 }
 
 export interface RunningShadow {
@@ -63,7 +66,13 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   const modes = modeTable(settings.mode, services);
   if (!anyOn(modes) || settings.legacyUrl === null) return null;
   const compares = [modes.default, ...modes.services.values(), ...modes.operations.values()].includes('compare');
-  const metrics = new ShadowMetrics(wiring.registry);
+  const legacyState = wiring.health?.legacy ?? null;
+  legacyState?.affects(
+    settings.fallback
+      ? 'comparisons count legacy-failed, clients of legacy mode get our answers (fail-over)'
+      : 'comparisons count legacy-failed, clients of legacy mode get 502 (SIS_SHADOW_FALLBACK=off)',
+  );
+  const metrics = new ShadowMetrics(wiring.registry, legacyState);
   const metadata = new MetadataEndpoint(config.namespace);
   // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
   const dryRun = new Dispatcher(services, { ...config, answerCacheBytes: 0 }, { ...context, dryRun: true }, metadata);

@@ -4,8 +4,8 @@
  * is: the file read as YAML and its wiring checked (the balancer's servers are the instances, the
  * instances trust the stack's network and publish no port, start after healthy dependencies),
  * HAProxy's check of the configuration, and HAProxy itself running that configuration in front of
- * two real instances on one PostgreSQL: when one loses its database (/readyz 503, still
- * listening), every request goes to the other.
+ * two real instances on one PostgreSQL: when one loses its database it stays ready (/readyz 200,
+ * naming it) and in rotation, answering the reads it knows as before (docs/deploying.md).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -144,7 +144,7 @@ describe('load balancer (HAProxy)', () => {
   });
 
   it(
-    'sends every request to the ready instance when the other loses its database',
+    'keeps an instance whose database does not answer in rotation: it answers the reads it knows',
     { skip: HAPROXY_SKIP || (POSTGRES_SKIP ?? false), timeout: 120_000 },
     async () => {
       const { url: databaseUrl } = newSchema('lb');
@@ -188,12 +188,13 @@ describe('load balancer (HAProxy)', () => {
 
         await proxy.stop();
         const readyz = await fetch(`${first.url}/readyz`);
-        assert.equal(`${readyz.status} ${await readyz.text()}`, '503 not ready: database\n');
-        // Until HAProxy's checks see the 503 some requests fail; then none does.
-        await eventually(allOk, 30_000, 'the unready instance out of rotation');
-        const before = await served(second.url);
+        assert.equal(`${readyz.status} ${await readyz.text()}`, '200 ready (degraded: database unavailable)\n');
+        // Three of HAProxy's checks later it is still in rotation, answering the read it knows as before.
+        await new Promise((resolve) => setTimeout(resolve, 6000));
+        const before = await served(first.url);
         assert.deepEqual(await tenAnswers(), Array(10).fill(200));
-        assert.equal((await served(second.url)) - before, 10, 'all answered by the ready instance');
+        const answered = (await served(first.url)) - before;
+        assert.ok(answered >= 3, `round robin: about half answered by the instance without a database (${answered})`);
       } finally {
         haproxy.kill();
         await proxy.stop();

@@ -1,5 +1,6 @@
 /** /healthz, /readyz, /metrics and the request log, over real HTTP. */
 import assert from 'node:assert/strict';
+import { Agent, get } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { formatLine } from '../../src/logging/pretty-log.js';
@@ -12,6 +13,7 @@ import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { startServe, stopServe } from '../helpers/serve-process.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
@@ -111,24 +113,68 @@ describe('/readyz when the database does not answer', () => {
   let server: TestServer;
   let inner: SqlStore;
   let down = false;
+  let hang = false;
+  const readyz = async (): Promise<string> => {
+    const res = await fetch(`${server.url}/readyz`);
+    return `${res.status} ${await res.text()}`;
+  };
   before(async () => {
     inner = await openStore('sqlite::memory:');
     const flaky = withOverrides(inner, {
-      ping: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432')) : inner.ping()),
+      ping: () =>
+        hang
+          ? new Promise<void>(() => undefined)
+          : down
+            ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432'))
+            : inner.ping(),
     });
     server = await startTestServer({ store: flaky });
   });
   after(() => server.close());
 
-  it('answers 503 while ping fails, 200 again once it answers, without the error details', async () => {
-    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+  it('stays 200 while ping fails, naming the database, without the error details', async () => {
+    assert.equal(await readyz(), '200 ready\n');
     down = true;
-    const res = await fetch(`${server.url}/readyz`);
-    assert.equal(res.status, 503);
-    assert.equal(await res.text(), 'not ready: database\n');
+    // A database every instance shares is not a reason to leave rotation: there is nowhere better.
+    assert.equal(await readyz(), '200 ready (degraded: database unavailable)\n');
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200, 'still alive');
     down = false;
-    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    assert.equal(await readyz(), '200 ready\n');
+  });
+
+  it('answers at once when the ping hangs (a probe must not time out)', async () => {
+    hang = true;
+    const started = Date.now();
+    assert.equal(await readyz(), '200 ready\n');
+    assert.ok(Date.now() - started < 1500, 'answered before the ping gave up (2 s)');
+    hang = false;
+  });
+});
+
+describe('/readyz once a stop began', () => {
+  it('answers 503 at once on a connection still open, whatever the database does', { timeout: 30_000 }, async () => {
+    const s = await startServe('sqlite::memory:', { SIS_SHUTDOWN_GRACE_MS: '3000' });
+    // One keep-alive connection, open before the stop: the only way to reach a draining instance.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const readyz = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        get(`${s.url}/readyz`, { agent }, (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${text}`));
+        }).on('error', reject);
+      });
+    try {
+      assert.equal(await readyz(), '200 ready\n');
+      const stopped = stopServe(s);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(await readyz(), '503 not ready: shutting down\n');
+      agent.destroy();
+      await stopped;
+    } finally {
+      agent.destroy();
+      await stopServe(s);
+    }
   });
 });
 

@@ -32,6 +32,13 @@ const readyz = async (s: ServeProcess): Promise<string> => {
   const res = await fetch(`${s.url}/readyz`);
   return `${res.status} ${await res.text()}`;
 };
+/** One sample of /metrics (its name and labels as written), as a number. */
+async function metric(s: ServeProcess, series: string): Promise<number> {
+  const text = await (await fetch(`${s.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  assert.ok(line !== undefined, `${series} in /metrics`);
+  return Number(line.split(' ').pop());
+}
 async function drain(res: Response): Promise<number> {
   await res.arrayBuffer();
   return res.status;
@@ -54,7 +61,7 @@ function stateLines(
 
 describe('run-time failures, logged once per change', () => {
   it(
-    'PostgreSQL lost: one error line, requests get a fault, /readyz names the database; one line when it is back',
+    'PostgreSQL lost: one error line, known reads answered as before, others a fault, /readyz 200 naming it; one line when it is back',
     { skip: POSTGRES_SKIP ?? false, timeout: 60_000 },
     async () => {
       const target = new URL(postgresUrl);
@@ -63,36 +70,81 @@ describe('run-time failures, logged once per change', () => {
       const via = new URL(newSchema('lost').url);
       via.host = `127.0.0.1:${proxy.port}`;
       const s = await startServe(via.toString(), { SIS_DEMO_DATA: 'true', SIS_SHUTDOWN_GRACE_MS: '0' });
+      const tokenOf = async (id: string): Promise<string> => {
+        const res = await fetch(`${s.url}/PushNotificationMobile.asmx/GetTokenDevice?id=${id}`);
+        return `${res.status} ${await res.text()}`;
+      };
       try {
-        assert.equal(await token(s), 200);
+        // The demo data is loaded just after the start.
+        await eventually(async () => assert.match(await tokenOf('1'), /^200 .*tok-AAA-111/s));
+        const known = await tokenOf('1');
         await proxy.stop();
-        for (let i = 0; i < 8; i++) assert.equal(await token(s), 500);
-        assert.equal(await readyz(s), '503 not ready: database\n');
-        assert.equal(await readyz(s), '503 not ready: database\n');
+        for (let i = 0; i < 4; i++) assert.equal(await tokenOf('1'), known, 'a read answered before: the same bytes');
+        for (let i = 0; i < 8; i++) assert.equal(await token(s), 200);
+        for (let i = 0; i < 8; i++) assert.match(await tokenOf('2'), /^500 /, 'a read never answered: the fault');
+        assert.equal(await readyz(s), '200 ready (degraded: database unavailable)\n');
+        assert.equal(await readyz(s), '200 ready (degraded: database unavailable)\n');
         await logWritten();
         const { down } = stateLines(s, 'database');
         assert.equal(down.length, 1, JSON.stringify(down));
         assert.equal(down[0]!['level'], 50);
         assert.match(
           String(down[0]!['msg']),
-          /^database unavailable: requests that need it are answered with a server fault \(HTTP 500\) and \/readyz answers 503/,
+          /^database unavailable: reads this instance answered lately are answered the same \(SIS_STALE_IF_ERROR_MS\), other requests with a server fault \(HTTP 500\); \/readyz stays 200/,
         );
         assert.ok(!s.logs.some((l) => l['msg'] === 'operation failed'), 'no error line per request');
         assert.equal(
           s.logs.filter((l) => l['msg'] === 'request' && l['database'] === 'unavailable').length,
           8,
-          'each request is an ordinary info line',
+          'each failed request is an ordinary info line',
         );
+        assert.equal(await metric(s, 'sis_answers_stale_total'), 12);
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="database"}'), 0);
 
         await proxy.start();
-        await eventually(async () => assert.equal(await token(s), 200), 20_000);
+        await eventually(async () => assert.match(await tokenOf('2'), /^200 /), 20_000);
         await eventually(() => assert.equal(stateLines(s, 'database').back.length, 1));
         assert.equal(await readyz(s), '200 ready\n');
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="database"}'), 1);
         assert.equal(stateLines(s, 'database').down.length, 1, 'still one line for the outage');
         assert.match(
           String(stateLines(s, 'database').back[0]!['msg']),
           /^database back to normal after \d+ s \(\d+ failed calls meanwhile\)$/,
         );
+      } finally {
+        await stopServe(s);
+        await proxy.stop();
+      }
+    },
+  );
+
+  it(
+    'PostgreSQL lost: a known read is answered as before for SIS_STALE_IF_ERROR_MS, then faulted',
+    { skip: POSTGRES_SKIP ?? false, timeout: 60_000 },
+    async () => {
+      const target = new URL(postgresUrl);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+      await proxy.start();
+      const via = new URL(newSchema('stale').url);
+      via.host = `127.0.0.1:${proxy.port}`;
+      const s = await startServe(via.toString(), {
+        SIS_DEMO_DATA: 'true',
+        SIS_SHUTDOWN_GRACE_MS: '0',
+        SIS_STALE_IF_ERROR_MS: '1500',
+      });
+      const school = async (): Promise<string> => {
+        const res = await fetch(
+          `${s.url}/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fschool-a.example&show_active=1`,
+        );
+        return `${res.status} ${await res.text()}`;
+      };
+      try {
+        await eventually(async () => assert.match(await school(), /^200 .*Ngstr|^200 .*ngstr/is));
+        const known = await school();
+        await proxy.stop();
+        assert.equal(await school(), known, 'answered as before');
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        assert.match(await school(), /^500 /, 'no longer once older than SIS_STALE_IF_ERROR_MS');
       } finally {
         await stopServe(s);
         await proxy.stop();

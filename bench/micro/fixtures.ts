@@ -1,6 +1,6 @@
 /** What the in-process micro-benchmarks work on: the scenarios' requests, routes, writers and rows. */
-import type { ServiceRoutes } from '../../src/bindings/service-routes.js';
 import { buildRouteTable, buildServiceRoutes } from '../../src/bindings/service-routes.js';
+import type { ServiceRoutes } from '../../src/bindings/types.js';
 import { services } from '../../src/operations/index.js';
 import type { Service } from '../../src/operations/index.js';
 import { createResultWriter } from '../../src/xml/result-writer.js';

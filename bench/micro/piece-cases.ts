@@ -8,7 +8,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { pino } from 'pino';
-import type { Outcome } from '../../src/bindings/exchange.js';
+import type { Outcome } from '../../src/bindings/types.js';
 import { RequestLog } from '../../src/http/request-log.js';
 import { writeReply } from '../../src/http/write-reply.js';
 import { LOG_BUFFER_BYTES, createLogger } from '../../src/logging/logger.js';

@@ -2,7 +2,7 @@
  * What runs before dispatch: the allow-list, the rate limit, then API keys (a guessed key counts
  * against the limit). A refusal is answered without reading the body or touching the database.
  */
-import type { RequestTarget } from '../bindings/request-target.js';
+import type { RequestTarget } from '../bindings/types.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { AccessControl } from './access.js';

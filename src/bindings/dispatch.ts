@@ -6,16 +6,13 @@ import type { Service } from '../operations/index.js';
 import type { Reply } from '../reply/reply.js';
 import { AnswerCache, answerKey } from './answer-cache.js';
 import type { Kept } from './answer-cache.js';
-import type { Binding, Read } from './binding.js';
-import type { Exchange, Outcome } from './exchange.js';
 import type { MetadataEndpoint } from './metadata-endpoint.js';
 import { METHOD_NOT_ALLOWED, NO_SUCH_DESCRIPTION, NOT_FOUND, unrecognizedFormat } from './replies.js';
-import { buildRouteSets, routeOf } from './route.js';
-import type { Route, RouteSets } from './route.js';
+import { buildRouteSets, findRoute } from './route.js';
+import type { RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
-import type { ServiceRoutes } from './service-routes.js';
 import { StaleAnswers } from './stale-answers.js';
-import type { Call } from './types.js';
+import type { Binding, Call, Exchange, Outcome, Read, Route, ServiceRoutes } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
 export const OPERATION_FAILED = 'The service could not complete the request. The error has been logged.';
@@ -57,12 +54,21 @@ export class Dispatcher {
    * only on a failure of ours (the caller answers 500).
    */
   dispatch(ex: Exchange): Outcome | Promise<Outcome> {
-    const route = routeOf(ex, this.routes);
-    if (route === null) return { reply: NOT_FOUND };
+    const route = findRoute(ex, this.routes);
+    return route === null ? { reply: NOT_FOUND } : this.dispatchRoute(ex, route);
+  }
+
+  /** Where the request goes (route.ts), for an owner that looks before dispatch (the shadow). */
+  route(ex: Exchange): Route | null {
+    return findRoute(ex, this.routes);
+  }
+
+  /** The request on the route its owner found for it (`route`). */
+  dispatchRoute(ex: Exchange, route: Route): Outcome | Promise<Outcome> {
     const routes = route.service;
     switch (route.kind) {
       case 'call':
-        return this.run(ex, routes, route.binding!);
+        return this.run(ex, route);
       case 'describe':
         return this.describe(ex, routes);
       case 'method-not-allowed':
@@ -72,37 +78,48 @@ export class Dispatcher {
     }
   }
 
-  /** Where the request goes (route.ts): found once per request, whoever asks first. */
-  route(ex: Exchange): Route | null {
-    return routeOf(ex, this.routes);
+  /**
+   * A `call` route's request read by its binding, once, with its body when the binding reads one:
+   * for an owner that must know the operation before anyone answers (the shadow: SOAP names it
+   * in the body), and then has it answered by `answerRead` (this dispatcher's or another's).
+   */
+  read(ex: Exchange, route: Route): Read | Promise<Read> {
+    const binding = route.binding!;
+    const routes = route.service;
+    if (!route.wantsBody) return binding.read(ex, routes, null);
+    let body: Buffer | Promise<Buffer>;
+    try {
+      body = ex.readBody();
+    } catch (err) {
+      return bodyRefused(err, route);
+    }
+    if (!(body instanceof Promise)) return binding.read(ex, routes, body);
+    return body.then(
+      (whole) => binding.read(ex, routes, whole),
+      (err: unknown) => bodyRefused(err, route),
+    );
+  }
+
+  /** A request read by `read` (of any dispatcher over the same services), answered here. */
+  answerRead(ex: Exchange, route: Route, read: Read): Outcome | Promise<Outcome> {
+    return this.call(ex, route.service, read);
   }
 
   /**
-   * Reads the call (with the body, for a binding that wants it), answers it from the cache or
+   * Reads the call (with the body, for a binding that reads one), answers it from the cache or
    * runs it, and has the binding write the result or the error. Each step that can answer at once
    * (a body already read, SQLite's reads, the cache's version) does: a request whose steps all do
    * is answered without a promise, as the necessary work would be; a step that cannot is continued
    * when it settles.
    */
-  private run(ex: Exchange, routes: ServiceRoutes, first: Binding): Outcome | Promise<Outcome> {
-    const read = first.read(ex, routes, null);
-    if (read.wantsBody !== true) return this.call(ex, routes, read);
-    let body: Buffer | Promise<Buffer>;
-    try {
-      body = ex.readBody();
-    } catch (err) {
-      return bodyRefused(err, routes, first, read.operation);
-    }
-    if (!(body instanceof Promise)) return this.call(ex, routes, first.read(ex, routes, body));
-    return body.then(
-      (whole) => this.call(ex, routes, first.read(ex, routes, whole)),
-      (err: unknown) => bodyRefused(err, routes, first, read.operation),
-    );
+  private run(ex: Exchange, route: Route): Outcome | Promise<Outcome> {
+    const read = this.read(ex, route);
+    if (read instanceof Promise) return read.then((whole) => this.call(ex, route.service, whole));
+    return this.call(ex, route.service, read);
   }
 
   private call(ex: Exchange, routes: ServiceRoutes, read: Read): Outcome | Promise<Outcome> {
     const { binding } = read;
-    if (read.wantsBody === true) throw new Error(`the ${binding.name} binding asked for the body twice`);
     if (read.error !== undefined)
       return {
         service: routes.name,
@@ -185,9 +202,9 @@ export class Dispatcher {
 }
 
 /** A body that could not be read: too large is the caller's to hear (the binding's way); anything else is ours. */
-function bodyRefused(err: unknown, routes: ServiceRoutes, binding: Binding, operation: string | undefined): Outcome {
+function bodyRefused(err: unknown, route: Route): Read {
   if (!(err instanceof ServiceError)) throw err;
-  return { service: routes.name, binding: binding.name, operation, reply: binding.fail(err) };
+  return { binding: route.binding!, error: err, operation: route.operation?.name };
 }
 
 /**

@@ -13,10 +13,10 @@ import type { Reply } from '../reply/reply.js';
 import { escapeHtml } from '../xml/escape.js';
 import { XML_DECLARATION } from '../xml/namespaces.js';
 import type { ResultWriter } from '../xml/result-writer.js';
-import type { Binding, Read } from './binding.js';
-import type { Exchange } from './exchange.js';
 import { bindHttpArgs, readUrlEncoded } from './http-params.js';
-import type { ServiceRoutes } from './service-routes.js';
+import type { Binding, Read } from './types.js';
+import type { Exchange } from './types.js';
+import type { ServiceRoutes } from './types.js';
 import type { BindingName } from './types.js';
 
 const TEXT_XML = 'text/xml; charset=utf-8';
@@ -76,10 +76,6 @@ export abstract class HttpFormBinding implements Binding {
   protected refuse(err: unknown, op: Operation): Read {
     if (err instanceof ServiceError) return { binding: this, error: err, operation: op.name };
     throw err;
-  }
-
-  protected wantsBody(op: Operation): Read {
-    return { binding: this, wantsBody: true, operation: op.name };
   }
 }
 

@@ -1,7 +1,7 @@
-import type { Read } from './binding.js';
-import type { Exchange } from './exchange.js';
 import { HttpFormBinding } from './http-form.js';
-import type { ServiceRoutes } from './service-routes.js';
+import type { Read } from './types.js';
+import type { Exchange } from './types.js';
+import type { ServiceRoutes } from './types.js';
 
 /** HTTP GET (`GET /X.asmx/Op?a=1`): parameters come from the query string only. */
 class HttpGet extends HttpFormBinding {

@@ -1,10 +1,10 @@
 import { AsmxText } from '../errors/asmx-text.js';
 import { HttpBindingError } from '../errors/errors.js';
-import type { Read } from './binding.js';
 import { parseMediaType } from './content-type.js';
-import type { Exchange } from './exchange.js';
 import { HttpFormBinding } from './http-form.js';
-import type { ServiceRoutes } from './service-routes.js';
+import type { Read } from './types.js';
+import type { Exchange } from './types.js';
+import type { ServiceRoutes } from './types.js';
 import { emptyArgs } from './types.js';
 
 /**
@@ -18,14 +18,14 @@ class HttpPost extends HttpFormBinding {
   read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read {
     const op = this.operation(ex, routes);
     if ('binding' in op) return op;
-    // The operation is known before the body is read, as ASMX finds the method before the form.
-    if (body === null) return this.wantsBody(op);
+    // The route of a known operation reads the body first (Route.wantsBody), as ASMX finds the
+    // method before the form.
     if (op.params.length === 0) return { binding: this, call: { op, args: emptyArgs() } };
     const contentType = ex.header('content-type');
     if (parseMediaType(contentType).base !== 'application/x-www-form-urlencoded') {
       return this.refuse(new HttpBindingError(AsmxText.WebInvalidRequestFormatDetails(contentType ?? '')), op);
     }
-    return this.bind(op, body.toString('utf8'), routes);
+    return this.bind(op, body?.toString('utf8') ?? '', routes);
   }
 }
 

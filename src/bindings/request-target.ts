@@ -3,14 +3,7 @@
  * access gate, the dispatcher, the log): the base path, then `<ServiceFile>.asmx`, matched
  * case-insensitively (decision 2), then `/<Operation>` for HTTP GET and POST, and the query.
  */
-export interface RequestTarget {
-  /** The service file named, lower case and without `.asmx`: the key of the route table. */
-  readonly serviceKey: string;
-  /** What follows `/X.asmx/`, percent-decoded; undefined for `/X.asmx` itself. */
-  readonly opPath: string | undefined;
-  /** The query string without its `?`, still percent-encoded. */
-  readonly query: string;
-}
+import type { RequestTarget } from './types.js';
 
 /** Null when the target names no `.asmx` file under the base path (or cannot be decoded). */
 export function parseTarget(url: string, basePath: string): RequestTarget | null {

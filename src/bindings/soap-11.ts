@@ -2,9 +2,9 @@ import { AsmxText } from '../errors/asmx-text.js';
 import { SoapFaultError } from '../errors/errors.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP11_ENVELOPE_NS, SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
-import type { ServiceRoutes } from './service-routes.js';
 import { ENVELOPE_TAIL, decodeAction, envelopeStart } from './soap-envelope.js';
 import type { Routed, SoapRequest, SoapRules } from './soap-envelope.js';
+import type { ServiceRoutes } from './types.js';
 
 const START = envelopeStart(SOAP11_ENVELOPE_NS);
 /** A VersionMismatch fault names the envelopes we read, as ASMX's Upgrade header does. */

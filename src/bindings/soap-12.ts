@@ -5,9 +5,9 @@ import type { Envelope } from '../xml/envelope-reader.js';
 import { escapeText } from '../xml/escape.js';
 import { SOAP12_ENVELOPE_NS } from '../xml/namespaces.js';
 import type { MediaType } from './content-type.js';
-import type { ServiceRoutes } from './service-routes.js';
 import { ENVELOPE_TAIL, decodeAction, envelopeStart, routeByBodyElement } from './soap-envelope.js';
 import type { Routed, SoapRequest, SoapRules } from './soap-envelope.js';
+import type { ServiceRoutes } from './types.js';
 
 const START = envelopeStart(SOAP12_ENVELOPE_NS);
 

@@ -17,12 +17,12 @@ import { readEnvelope } from '../xml/envelope-reader.js';
 import type { Envelope } from '../xml/envelope-reader.js';
 import { SOAP11_ENVELOPE_NS, XML_DECLARATION, XSD_NS, XSI_NS } from '../xml/namespaces.js';
 import type { ResultWriter } from '../xml/result-writer.js';
-import type { Binding, Read } from './binding.js';
 import { parseMediaType } from './content-type.js';
 import type { MediaType } from './content-type.js';
-import type { Exchange } from './exchange.js';
-import type { ServiceRoutes } from './service-routes.js';
 import { bindSoapArgs } from './soap-args.js';
+import type { Binding, Read } from './types.js';
+import type { Exchange } from './types.js';
+import type { ServiceRoutes } from './types.js';
 import type { BindingName } from './types.js';
 
 /** A SOAP request's parts that reading looks at. */
@@ -62,6 +62,8 @@ export const envelopeStart = (ns: string): string =>
   `${XML_DECLARATION}<soap:Envelope xmlns:soap="${ns}" xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}">`;
 export const ENVELOPE_TAIL = '</soap:Body></soap:Envelope>';
 
+const EMPTY = Buffer.alloc(0);
+
 /** The version a request is answered in, and the error to answer with if any. */
 interface Settled {
   readonly binding: SoapBinding;
@@ -87,8 +89,6 @@ export class SoapBinding implements Binding {
   readonly name: BindingName;
   /** Declaration, envelope start and `<soap:Body>`: everything before the answer element. */
   readonly #head: string;
-  /** Every SOAP request is read from its body. */
-  readonly #wantsBody: Read;
 
   constructor(
     readonly rules: SoapRules,
@@ -96,15 +96,14 @@ export class SoapBinding implements Binding {
   ) {
     this.name = rules.name;
     this.#head = `${envelopeStart(rules.envelopeNs)}<soap:Body>`;
-    this.#wantsBody = { binding: this, wantsBody: true };
   }
 
+  /** Every SOAP route reads the body (Route.wantsBody); none is read as an empty one. */
   read(ex: Exchange, routes: ServiceRoutes, body: Buffer | null): Read {
-    if (body === null) return this.#wantsBody;
     return this.readRequest(routes, {
       contentType: ex.header('content-type'),
       soapAction: ex.header('soapaction'),
-      body,
+      body: body ?? EMPTY,
     });
   }
 

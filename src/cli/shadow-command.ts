@@ -5,11 +5,12 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
+import { operations } from '../operations/index.js';
 import { KIND_ID, patternProblem } from '../shadow/accepted.js';
 import { replayKinds } from '../shadow/replay.js';
 import type { ReplayedKind } from '../shadow/replay.js';
 import { reportHtml } from '../shadow/report-html.js';
-import { buildReport, gateReasons, reportText } from '../shadow/report.js';
+import { buildReport, gateReasons, personalFields, reportText, withoutPersonal } from '../shadow/report.js';
 import { writePrivateFile } from '../store/private-file.js';
 import type { ShadowRule, ShadowRuleSpec, ShadowStore } from '../store/shadow-types.js';
 import { optionValue } from './args.js';
@@ -21,10 +22,10 @@ import { processOutput, writeText } from './output.js';
 import type { CommandOutput } from './output.js';
 import { parseDuration } from './prune-command.js';
 
-const USAGE = `Usage: sis shadow report [--since DURATION] [--operation OP] [--json]
-       sis shadow report --html FILE [--since DURATION] [--operation OP]
+const USAGE = `Usage: sis shadow report [--since DURATION] [--operation OP] [--json] [--show-personal]
+       sis shadow report --html FILE [--since DURATION] [--operation OP] [--show-personal]
        sis shadow report --check [--since DURATION] [--operation OP] [--max-legacy-failed N]
-                                 [--max-noisy N]
+                                 [--max-noisy N] [--max-over-cap N]
        sis shadow accept --kind ID --note TEXT
        sis shadow accept --path PATTERN [--service S] [--operation OP] [--binding B] --note TEXT
        sis shadow replay [--kind ID] [--since DURATION] [--json]
@@ -44,7 +45,10 @@ database named by SIS_DATABASE_URL, every instance's comparisons together (docs/
             kind with both answers side by side, the accepted differences), written to FILE.
             --check: the cut-over gate: exit 0 when the window holds no difference that is not
             accepted, at most --max-legacy-failed (default 0) failures of the legacy service
-            and at most --max-noisy (default 0) noisy ones, else 1 with one line per reason.
+            at most --max-noisy (default 0) noisy ones, and at most --max-over-cap (default 0)
+            comparisons skipped for the in-flight cap (traffic never compared), else 1 with one
+            line per reason. Names of people in kept answers (StudentInfo's fullName) are shown
+            masked; --show-personal shows them, for an operator on the database's own machine.
   accept    accepts a kind of difference (--kind, its id in the report) or a path wherever it
             differs (--path: a path as the report shows it, * for any one step, no positions or
             keys), within a service file, operation or binding if given; --note says why.
@@ -71,6 +75,8 @@ const SPECS = [
   { name: 'html', value: true },
   { name: 'max-legacy-failed', value: true },
   { name: 'max-noisy', value: true },
+  { name: 'max-over-cap', value: true },
+  { name: 'show-personal' },
   { name: 'kind', value: true },
   { name: 'path', value: true },
   { name: 'service', value: true },
@@ -81,7 +87,17 @@ const SPECS = [
 
 /** The options each action takes. */
 const TAKES: Readonly<Record<string, readonly string[]>> = {
-  report: ['since', 'json', 'html', 'check', 'max-legacy-failed', 'max-noisy', 'operation'],
+  report: [
+    'since',
+    'json',
+    'html',
+    'check',
+    'max-legacy-failed',
+    'max-noisy',
+    'max-over-cap',
+    'show-personal',
+    'operation',
+  ],
   accept: ['kind', 'path', 'service', 'operation', 'binding', 'note'],
   rules: ['json'],
   replay: ['kind', 'since', 'json'],
@@ -184,10 +200,11 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
           });
         }
         const check = args.options.has('check');
-        const limits = { maxLegacyFailed: 0, maxNoisy: 0 };
+        const limits = { maxLegacyFailed: 0, maxNoisy: 0, maxOverCap: 0 };
         for (const [option, limit] of [
           ['max-legacy-failed', 'maxLegacyFailed'],
           ['max-noisy', 'maxNoisy'],
+          ['max-over-cap', 'maxOverCap'],
         ] as const) {
           const text = optionValue(args, option);
           if (text === undefined) continue;
@@ -211,7 +228,8 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
         const since = new Date(spanMs === 0 ? 0 : Date.now() - spanMs);
         const operation = optionValue(args, 'operation') ?? null;
         return withStore(async (store) => {
-          const report = await buildReport(store, since, { operation });
+          const built = await buildReport(store, since, { operation });
+          const report = args.options.has('show-personal') ? built : withoutPersonal(built, personalFields(operations));
           if (check) {
             const reasons = gateReasons(report, limits);
             await writeText(output.stdout, reasons.map((r) => `${r}\n`).join('') || 'the cut-over gate is passed\n');

@@ -5,9 +5,9 @@
  * Adding a setting: docs/architecture.md. Over 400 lines because it is that one table, an entry
  * per setting; split, it would no longer be the one list.
  */
+import type { NumberType } from '../sms/number-types.js';
 import { GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
-import type { NumberType } from '../sms/sms-rules.js';
 import {
   DEFAULT_TEMPLATE,
   GATEWAY_NAMES,

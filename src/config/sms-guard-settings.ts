@@ -6,10 +6,11 @@
 import { normalPhone } from '../operations/auth-code-checks.js';
 import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
 import type { Ipv6Prefix } from '../sms/client-network.js';
+import { NUMBER_TYPES } from '../sms/number-types.js';
+import type { NumberType } from '../sms/number-types.js';
 import { BRAKE_LAYERS, GUARD_LAYERS } from '../sms/refusal.js';
 import type { RefusalReason } from '../sms/refusal.js';
-import { NUMBER_TYPES } from '../sms/sms-rules.js';
-import type { CountryLimits, NumberType } from '../sms/sms-rules.js';
+import type { CountryLimits } from '../sms/sms-rules.js';
 import { splitList } from './parse-settings.js';
 import type { Kind, Parsed } from './parse-settings.js';
 

@@ -18,6 +18,12 @@ export interface ParamSpec {
   readonly type: ParamType;
   /** One line for help pages. */
   readonly doc: string;
+  /**
+   * Personal data: wherever the shadow keeps a request or an answer (docs/migrating.md), every
+   * value the binding read for this parameter is masked, in any spelling: `phone` keeps its last
+   * two digits, `secret` (a code) none. Beside `writes` on the operation.
+   */
+  readonly personal?: 'phone' | 'secret';
 }
 
 /** A class whose public fields are all strings, written by XmlSerializer in declaration order. */
@@ -30,6 +36,8 @@ export interface StructSpec {
    * the same students in another order are an `order` difference (src/shadow). None: by position.
    */
   readonly key?: string;
+  /** Fields that name a person (StudentInfo's `fullName`): masked in `sis shadow report` unless --show-personal. */
+  readonly personal?: readonly string[];
 }
 
 /** The .NET return type: void, a simple type of the table (scalars.ts), T[] (a list of a struct) or a struct. */

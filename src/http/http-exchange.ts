@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Exchange } from '../bindings/exchange.js';
 import { parseTarget } from '../bindings/request-target.js';
-import type { RequestTarget } from '../bindings/request-target.js';
-import type { Route } from '../bindings/route.js';
+import type { Exchange } from '../bindings/types.js';
+import type { RequestTarget } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { formatTraceparent, parseTraceparent, withTraceparent } from '../observe/trace-context.js';
 import type { RequestSpan, TraceParent } from '../observe/trace-context.js';
@@ -23,8 +22,6 @@ export class HttpExchange implements Exchange {
   readonly started = performance.now();
   /** The body was refused part-way (too large): the connection must close after the answer. */
   bodyRefused = false;
-  /** Set by routeOf (bindings/route.ts) on first use; declared here so every exchange has one shape. */
-  route: Route | null | undefined = undefined;
   /** This request's span, while tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null otherwise. */
   span: RequestSpan | null = null;
 

@@ -1,4 +1,4 @@
-import type { Outcome } from '../bindings/exchange.js';
+import type { Outcome } from '../bindings/types.js';
 import { fixedInfoLine } from '../logging/fixed-line.js';
 import type { FixedLine } from '../logging/fixed-line.js';
 import type { Logger } from '../logging/logger.js';

@@ -1,7 +1,8 @@
 /**
  * The metrics of running beside the legacy service (src/shadow): comparisons by result, the
- * legacy service's answer time, legacy mode's fail-overs; and the legacy service's state, told by
- * each comparison (one line when it stops answering, one when it answers again).
+ * legacy service's answer time, legacy mode's fail-overs, comparisons skipped for the in-flight cap;
+ * and the legacy service's state, told by each comparison (one line when it stops answering, one
+ * when it answers again).
  */
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -25,6 +26,7 @@ export class ShadowMetrics {
   readonly #comparisons: Counter<'service' | 'operation' | 'binding' | 'result'>;
   readonly #legacy: Histogram;
   readonly #failovers: Counter<'answer'>;
+  readonly #overCap: Counter;
 
   constructor(
     registry: Registry,
@@ -49,6 +51,15 @@ export class ShadowMetrics {
       labelNames: ['answer'],
       registers: [registry],
     });
+    this.#overCap = new Counter({
+      name: 'sis_shadow_over_cap_total',
+      help: 'Comparisons not made because SIS_SHADOW_MAX_IN_FLIGHT comparisons were in flight (also counted skipped): the legacy service is slow, or the load too high for the cap.',
+      registers: [registry],
+    });
+  }
+
+  overCap(): void {
+    this.#overCap.inc();
   }
 
   failedOver(answer: 'ours' | 'bad-gateway'): void {

@@ -7,8 +7,8 @@ export const AuthCode = defineOperation({
   name: 'AuthCode',
   doc: 'Sends a code to a phone by SMS. The code is stored with the message in one transaction and delivered from an outbox, with retries.',
   params: [
-    { name: 'code', type: 'string', doc: 'the code to send: 1 to 32 printable characters' },
-    { name: 'phone', type: 'string', doc: 'the phone to send it to: optional + and 7 to 15 digits' },
+    { name: 'code', type: 'string', doc: 'the code to send: 1 to 32 printable characters', personal: 'secret' },
+    { name: 'phone', type: 'string', doc: 'the phone to send it to: optional + and 7 to 15 digits', personal: 'phone' },
   ],
   result: { kind: 'void' },
   writes: true,

@@ -9,6 +9,7 @@ export const StudentInfo = {
   name: 'StudentInfo',
   fields: ['id_student', 'fullName', 'id_device', 'ShowActive'],
   key: 'id_student',
+  personal: ['fullName'],
 } as const satisfies StructSpec;
 
 export const GetStudentSchool = defineOperation({

@@ -5,33 +5,30 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AcceptRule } from './accepted.js';
-import type { CompareJob, Verdict } from './in-process-comparer.js';
+import type { ComparisonJob } from './comparison.js';
+import type { Verdict } from './in-process-comparer.js';
 import { InProcessComparer } from './in-process-comparer.js';
+import type { JudgeRules } from './judgement.js';
 import type { LegacyClientOptions } from './legacy-client.js';
 import { LegacyClient } from './legacy-client.js';
-import type { ListPairing } from './xml-diff.js';
 
 export interface WorkerSettings {
   readonly legacyUrl: string;
   readonly client: LegacyClientOptions;
-  readonly lists: ListPairing;
-  readonly recheck: boolean;
+  /** As judgeRules built them (judgement.ts); the accepted differences arrive as they change. */
+  readonly rules: JudgeRules;
 }
 
 /** Jobs, or the accepted differences from now on. */
 export type JobMessage =
-  readonly { readonly id: number; readonly job: CompareJob }[] | { readonly rules: readonly AcceptRule[] };
+  readonly { readonly id: number; readonly job: ComparisonJob }[] | { readonly rules: readonly AcceptRule[] };
 /** Verdicts, or `ready` once, when this thread has loaded and takes jobs. */
 export type VerdictMessage = readonly { readonly id: number; readonly verdict: Verdict }[] | 'ready';
 
 const port = parentPort;
 if (port === null) throw new Error('comparison-thread.js runs as a worker thread (see threaded-comparer.ts)');
 const settings = workerData as WorkerSettings;
-const comparer = new InProcessComparer(
-  new LegacyClient(settings.legacyUrl, settings.client),
-  settings.lists,
-  settings.recheck,
-);
+const comparer = new InProcessComparer(new LegacyClient(settings.legacyUrl, settings.client), settings.rules);
 
 const SKIPPED: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 
@@ -58,12 +55,12 @@ port.on('message', (message: JobMessage) => {
 port.postMessage('ready' satisfies VerdictMessage);
 
 /** A Buffer crosses threads as a plain Uint8Array: made a Buffer again (no copy). */
-function revive(job: CompareJob): CompareJob {
+function revive(job: ComparisonJob): ComparisonJob {
   const { forward, ours } = job;
   return {
     ...job,
     forward: { ...forward, body: forward.body === null ? null : asBuffer(forward.body) },
-    ours: { ...ours, body: asBuffer(ours.body) },
+    ours: ours === null ? null : { ...ours, body: asBuffer(ours.body) },
   };
 }
 

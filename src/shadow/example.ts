@@ -1,10 +1,11 @@
 /**
  * A kept difference's example: the request and both answers as text, bodies cut to a size a
- * report can show, credentials dropped and AuthCode's phone and code masked (mask.ts).
+ * report can show, credentials dropped and personal data masked by what the binding read (mask.ts).
  */
 import type { ShadowAnswer, ShadowExample, ShadowPath } from '../store/shadow-types.js';
 import type { Captured } from './capture.js';
-import { keptHeaders, maskAuthCode } from './mask.js';
+import { keptHeaders, maskPersonal } from './mask.js';
+import type { Personal } from './mask.js';
 
 /** Characters of a body kept in an example: the differing paths say where, this shows the context. */
 const MAX_BODY_CHARS = 65_536;
@@ -21,9 +22,9 @@ export function buildExample(
   legacy: Captured,
   ours: Captured,
   paths: readonly ShadowPath[],
-  personal: boolean,
+  personal: Personal | null,
 ): ShadowExample {
-  const mask = personal ? maskAuthCode : (s: string) => s;
+  const mask = personal === null ? (s: string) => s : (s: string) => maskPersonal(s, personal);
   const maskOrNull = (s: string | null): string | null => (s === null ? null : mask(s));
   return {
     request: {

@@ -4,23 +4,11 @@
  * `ThreadedComparer` (threaded-comparer.ts) hands it to a worker thread, so the HTTP client and the
  * comparison cost the thread that answers clients almost nothing.
  */
-import type { AcceptRule, ComparisonLabels } from './accepted.js';
-import type { Captured } from './capture.js';
-import type { JudgedExchange, Judgement, JudgeRules } from './judgement.js';
-import { judge, recheckNoise } from './judgement.js';
-import type { ForwardRequest, LegacyClient } from './legacy-client.js';
-import type { ListPairing } from './xml-diff.js';
-
-export interface CompareJob {
-  /** Our answer's labels (those of the metrics and the access log). */
-  readonly labels: ComparisonLabels;
-  readonly forward: ForwardRequest;
-  /** The request as an example shows it (its URL as the client sent it). */
-  readonly url: string;
-  readonly ours: Captured;
-  readonly metadata: boolean;
-  readonly personal: boolean;
-}
+import type { AcceptRule } from './accepted.js';
+import { compareWithLegacy } from './comparison.js';
+import type { ComparisonJob } from './comparison.js';
+import type { Judgement, JudgeRules } from './judgement.js';
+import type { LegacyClient } from './legacy-client.js';
 
 export interface Verdict {
   readonly judgement: Judgement;
@@ -36,7 +24,7 @@ export interface Comparer {
   /** Resolves once comparisons can start (never rejects). */
   ready(): Promise<void>;
   /** Never rejects: a failure of the legacy service is a verdict (legacy-failed). */
-  compare(job: CompareJob): Promise<Verdict>;
+  compare(job: ComparisonJob): Promise<Verdict>;
   /**
    * The legacy service refused connections a moment ago and is left alone for a pause: every
    * comparison would fail at once (legacy-failed), so the caller counts it so without a job.
@@ -52,10 +40,9 @@ export class InProcessComparer implements Comparer {
 
   constructor(
     private readonly legacy: LegacyClient,
-    lists: ListPairing,
-    recheck: boolean,
+    rules: JudgeRules,
   ) {
-    this.#rules = { accept: [], lists, recheck };
+    this.#rules = rules;
   }
 
   setRules(accept: readonly AcceptRule[]): void {
@@ -64,23 +51,10 @@ export class InProcessComparer implements Comparer {
 
   async ready(): Promise<void> {}
 
-  async compare(job: CompareJob): Promise<Verdict> {
-    const result = await this.legacy.send(job.forward);
-    const { forward } = job;
-    const exchange: JudgedExchange = {
-      labels: job.labels,
-      request: { method: forward.method, url: job.url, rawHeaders: forward.rawHeaders, body: forward.body },
-      ours: job.ours,
-      metadata: job.metadata,
-      personal: job.personal,
-    };
-    const rules = this.#rules;
-    const judgement = await recheckNoise(judge(result, exchange, rules), result, exchange, rules, forward.write, () =>
-      this.legacy.send(forward),
-    );
-    const verdict = { judgement, seconds: result.ok ? result.answer.seconds : result.seconds };
+  async compare(job: ComparisonJob): Promise<Verdict> {
+    const { judgement, seconds, result } = await compareWithLegacy(job, this.#rules, (f) => this.legacy.send(f));
     const pausedMs = result.ok ? 0 : this.legacy.pausedForMs();
-    return pausedMs > 0 ? { ...verdict, pausedMs } : verdict;
+    return pausedMs > 0 ? { judgement, seconds, pausedMs } : { judgement, seconds };
   }
 
   paused(): boolean {

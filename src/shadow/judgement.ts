@@ -3,6 +3,8 @@
  * answer: pure, so it runs wherever the legacy's answer arrives (this thread in legacy mode, the
  * comparison worker in compare mode) and only the verdict travels back.
  */
+import type { ShadowSettings } from '../config/config.js';
+import type { Service } from '../operations/index.js';
 import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
 import { applyRules, shapeOf } from './accepted.js';
 import type { AcceptRule, ComparisonLabels } from './accepted.js';
@@ -11,14 +13,38 @@ import type { Captured } from './capture.js';
 import type { ExampleRequest } from './example.js';
 import { buildExample } from './example.js';
 import type { LegacyAnswer, LegacyResult } from './legacy-client.js';
+import type { Personal } from './mask.js';
 import type { ListPairing } from './xml-diff.js';
 
-/** What judging follows besides the answers: the accepted differences, how list items pair, the recheck. */
+/**
+ * What judging follows besides the answers: the accepted differences, how list items pair, the
+ * recheck. Built by `judgeRules` alone, from the settings and the contract: a new comparison
+ * setting is read there and nowhere else.
+ */
 export interface JudgeRules {
   readonly accept: readonly AcceptRule[];
   readonly lists: ListPairing;
   /** A read that compares `different` is asked of the legacy once more (SIS_SHADOW_RECHECK). */
   readonly recheck: boolean;
+}
+
+/** The judging rules of the settings and the contract, with the accepted differences of now. */
+export function judgeRules(
+  settings: Pick<ShadowSettings, 'listOrder' | 'recheck'>,
+  services: readonly Service[],
+  accept: readonly AcceptRule[] = [],
+): JudgeRules {
+  return { accept, lists: listPairing(services, settings.listOrder), recheck: settings.recheck };
+}
+
+/** List items are paired by the key their type declares in the contract (StructSpec.key). */
+function listPairing(services: readonly Service[], order: ListPairing['order']): ListPairing {
+  const keys = new Map<string, string>();
+  for (const service of services)
+    for (const op of service.operations)
+      if (op.result.kind === 'list' && op.result.item.key !== undefined)
+        keys.set(op.result.item.name, op.result.item.key);
+  return { keys, order };
 }
 
 export interface Judgement {
@@ -37,8 +63,8 @@ export interface JudgedExchange {
   readonly ours: Captured | null;
   /** WSDL, disco or a help page: the service's own address is set aside. */
   readonly metadata: boolean;
-  /** A service file that writes (AuthCode): phones and codes are masked in the example. */
-  readonly personal: boolean;
+  /** The personal data the binding read (mask.ts), masked in the example; null: none. */
+  readonly personal: Personal | null;
 }
 
 /**

@@ -128,14 +128,26 @@ export class LegacyClient {
     this.#pool.destroy().catch(() => undefined);
   }
 
+  /**
+   * One exchange, settled by its deadline whatever undici does: at the time-out the request is
+   * aborted and the result is `timeout` at once, even if undici never settles it (a request it
+   * refused can leave a Pool's connection wedged, and requests queued behind it would wait for
+   * ever: each would keep its comparison's in-flight place).
+   */
   async #attempt(request: ForwardRequest, mayRetry: boolean): Promise<LegacyResult> {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     // Appended, never resolved: no request path can name another host (the pool has one origin).
     const url = new URL(this.#base.href + request.relativeUrl.replace(/^\/+/, ''));
     const signal = new EventEmitter();
-    const timer = setTimeout(() => signal.emit('abort'), this.options.timeoutMs);
-    try {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<LegacyResult>((resolve) => {
+      timer = setTimeout(() => {
+        signal.emit('abort');
+        resolve(failure('timeout', `no whole answer within ${this.options.timeoutMs} ms`, seconds()));
+      }, this.options.timeoutMs);
+    });
+    const exchange = (async (): Promise<LegacyResult> => {
       const response = await this.#pool.request({
         path: url.pathname + url.search,
         method: request.method as Dispatcher.HttpMethod,
@@ -143,7 +155,10 @@ export class LegacyClient {
         body: request.body,
         signal,
       });
-      return await this.#read(response, seconds);
+      return this.#read(response, seconds);
+    })();
+    try {
+      return await Promise.race([exchange, deadline]);
     } catch (err) {
       const error = err as NodeJS.ErrnoException;
       // A kept-alive connection the legacy closed meanwhile: once more on a new one (never a write).
@@ -154,6 +169,8 @@ export class LegacyClient {
       return failed(error, seconds(), this.options.timeoutMs);
     } finally {
       clearTimeout(timer);
+      // Settled by the deadline: whatever undici settles later is dropped.
+      exchange.catch(() => undefined);
     }
   }
 
@@ -194,11 +211,17 @@ function forwardedHeaders(request: ForwardRequest): string[] {
   const headers: string[] = [];
   const raw = request.rawHeaders;
   let forwardedFor: string | undefined;
+  let host = false;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     // Our own headers are ours: a copy says so afresh, a tester's routing is not the legacy's business.
     if (NOT_FORWARDED.has(lower) || lower === 'x-shadow-copy' || lower === 'x-shadow-route') continue;
+    // One Host: undici refuses a second one, and a refused request can wedge its connection.
+    if (lower === 'host') {
+      if (host) continue;
+      host = true;
+    }
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;

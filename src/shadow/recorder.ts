@@ -23,6 +23,12 @@ export interface CountLabels {
   readonly mode: 'legacy' | 'compare';
 }
 
+/**
+ * The kind a `skipped` count carries when the copy was not sent because SIS_SHADOW_MAX_IN_FLIGHT
+ * comparisons were in flight (the report's `overCap`, the gate's --max-over-cap); other skips have none.
+ */
+export const OVER_CAP = 'in-flight-cap';
+
 /** Examples of one operation, binding and kind of difference, at most. */
 export const PER_KIND = 20;
 /** Keeps in progress at once; beyond, a difference is counted but not kept. */
@@ -64,6 +70,7 @@ export class ShadowRecorder {
   count(labels: CountLabels, result: ShadowResult, kind: string | null = null): void {
     const { service, operation, binding, mode } = labels;
     this.metrics?.compared(service, operation, binding, result);
+    if (kind === OVER_CAP) this.metrics?.overCap();
     const key = `${service ?? ''}\u0000${operation ?? ''}\u0000${binding}\u0000${mode}\u0000${result}\u0000${kind ?? ''}`;
     const row = this.#counts.get(key);
     if (row !== undefined) row.count++;

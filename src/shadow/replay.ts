@@ -6,10 +6,10 @@
  * closed it without waiting for the traffic to come back. Writes are never replayed.
  */
 import { Dispatcher } from '../bindings/dispatch.js';
-import type { Exchange } from '../bindings/exchange.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
 import { parseTarget } from '../bindings/request-target.js';
-import type { Route } from '../bindings/route.js';
+import { operationOf } from '../bindings/route.js';
+import type { Exchange } from '../bindings/types.js';
 import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
@@ -18,9 +18,10 @@ import type { ShadowExample, ShadowResult } from '../store/shadow-types.js';
 import type { ServiceStore } from '../store/store.js';
 import { compileRules } from './accepted.js';
 import { captureReply } from './capture.js';
-import { judge, recheckNoise } from './judgement.js';
+import { compareWithLegacy } from './comparison.js';
+import { dryRunContext } from './dry-run.js';
+import { judgeRules } from './judgement.js';
 import { LegacyClient } from './legacy-client.js';
-import { listPairing } from './start-shadow.js';
 
 export interface ReplayedKind {
   readonly service: string | null;
@@ -45,7 +46,7 @@ export async function replayKinds(config: Config, store: ServiceStore, filter: R
   const settings = config.shadow;
   if (settings.legacyUrl === null) throw new Error('SIS_LEGACY_URL is not set: replay needs the legacy service');
   const services = groupServices(operationsFor(config.results));
-  const context = { store, now: () => new Date(), authCodes: authCodePolicyOf(config), dryRun: true };
+  const context = dryRunContext({ store, now: () => new Date(), authCodes: authCodePolicyOf(config) }, () => undefined);
   const ours = new Dispatcher(
     services,
     { ...config, answerCacheBytes: 0 },
@@ -57,11 +58,7 @@ export async function replayKinds(config: Config, store: ServiceStore, filter: R
     maxAnswerBytes: settings.maxAnswerBytes,
     maxSockets: 1,
   });
-  const rules = {
-    accept: compileRules(await store.shadow.rules()),
-    lists: listPairing(services, settings.listOrder),
-    recheck: settings.recheck,
-  };
+  const rules = judgeRules(settings, services, compileRules(await store.shadow.rules()));
   const out: ReplayedKind[] = [];
   try {
     for (const kept of await store.shadow.examples(filter.since)) {
@@ -70,11 +67,14 @@ export async function replayKinds(config: Config, store: ServiceStore, filter: R
       const base = { ...labels, kind: kept.kind };
       const ex = new ReplayExchange(kept.example, config.basePath);
       const route = ours.route(ex);
-      if (route?.writes === true) {
+      // Read as the service reads it: a request whose operation writes, or is not known, is never sent twice.
+      const read = route?.kind === 'call' ? await ours.read(ex, route) : null;
+      const operation = route === null || read === null ? null : operationOf(route, read);
+      if (route === null || (read !== null && (operation === null || operation.writes === true))) {
         out.push({ ...base, now: 'not-replayed', result: null, note: 'a write: never sent twice' });
         continue;
       }
-      const outcome = await ours.dispatch(ex);
+      const outcome = await (read === null ? ours.dispatchRoute(ex, route) : ours.answerRead(ex, route, read));
       const captured = await captureReply(outcome.reply, settings.maxAnswerBytes).catch(() => null);
       const forward = {
         method: ex.method,
@@ -85,17 +85,16 @@ export async function replayKinds(config: Config, store: ServiceStore, filter: R
         write: false,
         copy: true,
       };
-      const result = await legacy.send(forward);
-      const exchange = {
+      const job = {
         labels,
-        request: { method: ex.method, url: ex.url, rawHeaders: ex.rawHeaders, body: ex.body },
+        forward,
+        url: ex.url,
         ours: captured,
         metadata: kept.binding === 'metadata',
-        personal: false,
+        // Kept examples were masked when kept.
+        personal: null,
       };
-      const judged = await recheckNoise(judge(result, exchange, rules), result, exchange, rules, false, () =>
-        legacy.send(forward),
-      );
+      const { judgement: judged } = await compareWithLegacy(job, rules, (f) => legacy.send(f));
       const now = judged.result === 'different' ? 'different' : isGone(judged.result) ? 'gone' : 'not-replayed';
       const note =
         judged.result === 'different'
@@ -119,7 +118,6 @@ class ReplayExchange implements Exchange {
   readonly method: string;
   readonly url: string;
   readonly target;
-  route: Route | null | undefined = undefined;
   readonly body: Buffer | null;
   readonly rawHeaders: string[];
   readonly isLocal = false;

@@ -17,13 +17,14 @@ import type { Pruner, PruneStep } from '../retention/pruner.js';
 import type { ShadowStore } from '../store/shadow-types.js';
 import type { ServiceStore } from '../store/store.js';
 import { RuleWatch } from './accepted.js';
+import { dryRunContext } from './dry-run.js';
 import { InProcessComparer } from './in-process-comparer.js';
+import { judgeRules } from './judgement.js';
 import { LegacyClient } from './legacy-client.js';
 import { anyOn, modeTable, trustedAddresses } from './modes.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';
-import type { ListPairing } from './xml-diff.js';
 
 /** Counts are added to the database this often (and at stop): one write per instance, not per request. */
 export const FLUSH_MS = 5000;
@@ -74,8 +75,12 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   );
   const metrics = new ShadowMetrics(wiring.registry, legacyState);
   const metadata = new MetadataEndpoint(config.namespace);
-  // Beside the legacy service, which does the writes: ours validates them only, and keeps no answers.
-  const dryRun = new Dispatcher(services, { ...config, answerCacheBytes: 0 }, { ...context, dryRun: true }, metadata);
+  // Beside the legacy service, which does the writes: ours validates them only (a store that
+  // refuses writes), and keeps no answers.
+  const dryContext = dryRunContext(context, (err) =>
+    log.error({ err }, 'shadow: an operation tried to write in a dry run'),
+  );
+  const dryRun = new Dispatcher(services, { ...config, answerCacheBytes: 0 }, dryContext, metadata);
   const client = {
     timeoutMs: settings.timeoutMs,
     maxAnswerBytes: settings.maxAnswerBytes,
@@ -83,11 +88,10 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
   };
   const legacy = new LegacyClient(settings.legacyUrl, client);
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
-  const lists = listPairing(services, settings.listOrder);
-  const { recheck } = settings;
+  const judging = judgeRules(settings, services);
   const comparer = compares
-    ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, lists, recheck }, log)
-    : new InProcessComparer(legacy, lists, recheck);
+    ? new ThreadedComparer({ legacyUrl: settings.legacyUrl, client, rules: judging }, log)
+    : new InProcessComparer(legacy, judging);
   const recorder = new ShadowRecorder(store, metrics, log, { keep: settings.keep, flushMs: FLUSH_MS });
   recorder.start();
   const rules = new RuleWatch(store, log, (current) => comparer.setRules(current));
@@ -101,7 +105,7 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     legacy,
     comparer,
     recorder,
-    rules: () => ({ accept: rules.current, lists, recheck }),
+    rules: () => ({ ...judging, accept: rules.current }),
     log,
     failedOver: (answer) => metrics?.failedOver(answer),
   });
@@ -127,16 +131,6 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
       legacy.close();
     },
   };
-}
-
-/** List items are paired by the key their type declares in the contract (StructSpec.key). */
-export function listPairing(services: readonly Service[], order: ListPairing['order']): ListPairing {
-  const keys = new Map<string, string>();
-  for (const service of services)
-    for (const op of service.operations)
-      if (op.result.kind === 'list' && op.result.item.key !== undefined)
-        keys.set(op.result.item.name, op.result.item.key);
-  return { keys, order };
 }
 
 /** The pruner's step for the shadow's records (none when they are kept forever). */

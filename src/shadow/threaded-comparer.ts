@@ -11,7 +11,8 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptRule } from './accepted.js';
 import type { JobMessage, VerdictMessage, WorkerSettings } from './comparison-thread.js';
-import type { CompareJob, Comparer, Verdict } from './in-process-comparer.js';
+import type { ComparisonJob } from './comparison.js';
+import type { Comparer, Verdict } from './in-process-comparer.js';
 
 const LOST: Verdict = { judgement: { result: 'skipped', kind: null, example: null }, seconds: 0 };
 
@@ -19,7 +20,7 @@ export class ThreadedComparer implements Comparer {
   #worker: Worker | null = null;
   #nextId = 0;
   readonly #pending = new Map<number, (verdict: Verdict) => void>();
-  #batch: { id: number; job: CompareJob }[] = [];
+  #batch: { id: number; job: ComparisonJob }[] = [];
   /** Until when (performance.now() ms) the worker's legacy client leaves a refusing legacy alone. */
   #pausedUntil = 0;
   /** The accepted differences, sent to each worker as it starts and whenever they change. */
@@ -45,7 +46,7 @@ export class ThreadedComparer implements Comparer {
     });
   }
 
-  compare(job: CompareJob): Promise<Verdict> {
+  compare(job: ComparisonJob): Promise<Verdict> {
     return new Promise<Verdict>((resolve) => {
       const id = ++this.#nextId;
       this.#pending.set(id, resolve);

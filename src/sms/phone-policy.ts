@@ -7,7 +7,8 @@
  */
 import type * as Max from 'libphonenumber-js/max';
 import type { CountryCode } from 'libphonenumber-js/max';
-import type { NumberType, PhoneRules } from './sms-rules.js';
+import type { NumberType } from './number-types.js';
+import type { PhoneRules } from './sms-rules.js';
 
 /** A phone as the limits count it. */
 export interface PhoneReading {

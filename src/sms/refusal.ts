@@ -4,7 +4,7 @@
  * callers (a limit another caller filled reads as "this phone, right now").
  */
 import { QuotaExceededError } from '../errors/errors.js';
-import type { NumberType } from './sms-rules.js';
+import type { NumberType } from './number-types.js';
 
 /** Every reason, as the metric and `sis outbox stats` name them. */
 export const REFUSAL_REASONS = [

@@ -14,13 +14,14 @@ import type { SmsStore } from '../store/sms-types.js';
 import type { AuthCodeOutcome, CounterLimit } from '../store/store.js';
 import { BlockedRangeCache } from './blocked-range-cache.js';
 import { countedNetwork, inNetworkList, networkList, siteNetwork } from './client-network.js';
+import type { NumberType } from './number-types.js';
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
 import type { RedisCounters } from './redis-counters.js';
 import { RefusalTally } from './refusal-tally.js';
 import { AuthCodeRefusedError, refusalMessage } from './refusal.js';
 import type { RefusalReason } from './refusal.js';
-import type { NumberType, SmsRules } from './sms-rules.js';
+import type { SmsRules } from './sms-rules.js';
 import { countersFor, countsCountries } from './velocity-counters.js';
 
 const SWEEP_MS = 60_000;

@@ -4,23 +4,8 @@
  * layers only watch (monitor mode). Every limit is off at 0 (or null).
  */
 import type { Ipv6Prefix } from './client-network.js';
+import type { NumberType } from './number-types.js';
 import type { RefusalReason } from './refusal.js';
-
-/** Number types as the settings name them: libphonenumber's types in lower case, `-` for `_`. */
-export const NUMBER_TYPES = [
-  'premium-rate',
-  'shared-cost',
-  'toll-free',
-  'uan',
-  'voicemail',
-  'pager',
-  'voip',
-  'personal-number',
-  'fixed-line',
-  'mobile',
-  'fixed-line-or-mobile',
-] as const;
-export type NumberType = (typeof NUMBER_TYPES)[number];
 
 export interface PhoneRules {
   /** ISO 3166 code of numbers written without a country code; null: such numbers are not understood. */

@@ -31,7 +31,8 @@ export interface BindingClient {
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function soapClient(name: 'soap11' | 'soap12'): BindingClient {
+/** `withAction: false`: SOAP 1.2 as the interface document sends it, no `action` (ASMX routes by the body element). */
+function soapClient(name: 'soap11' | 'soap12', withAction = true): BindingClient {
   return {
     name,
     async call(url, op, args, ns = 'http://tempuri.org/') {
@@ -47,7 +48,7 @@ function soapClient(name: 'soap11' | 'soap12'): BindingClient {
               ['Content-Type', 'text/xml; charset=utf-8'],
               ['SOAPAction', `"${action}"`],
             ]
-          : [['Content-Type', `application/soap+xml; charset=utf-8; action="${action}"`]];
+          : [['Content-Type', `application/soap+xml; charset=utf-8${withAction ? `; action="${action}"` : ''}`]];
       const res = await rawRequest(url, { method: 'POST', path: `/${op.service}.asmx`, headers, body });
       if (res.status !== 200) return { res, value: undefined };
       const envelope = readTree(res.body.toString('utf8'));
@@ -106,6 +107,9 @@ function httpClient(name: 'httpget' | 'httppost'): BindingClient {
     },
   };
 }
+
+/** SOAP 1.2 without the `action` parameter, as the interface document's own samples send it. */
+export const soap12WithoutAction: BindingClient = soapClient('soap12', false);
 
 export const bindingClients: readonly BindingClient[] = [
   soapClient('soap11'),

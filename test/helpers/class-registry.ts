@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { defineOperation } from '../../src/contract/define.js';
 import type { StructSpec, StructValue } from '../../src/contract/types.js';
+import type { OperationContext } from '../../src/operations/context.js';
 import type { Operation } from '../../src/operations/index.js';
 import type { BindingCases } from './binding-loop.js';
 
@@ -80,6 +81,32 @@ export const ArchiveClass = defineOperation({
   writes: true,
   async run(args) {
     if (args.class_id !== null) archived.push(args.class_id);
+  },
+});
+
+/**
+ * A write that forgets `ctx.dryRun` (on purpose): it stores a code and queues its SMS whatever it
+ * is told. Not among `classRegistry`: served only where a test adds it, to prove that beside the
+ * legacy service such an operation fails in the dry run instead of writing.
+ */
+export const EnrolPhone = defineOperation({
+  service: CLASS_REGISTRY,
+  name: 'EnrolPhone',
+  doc: "Enrols a parent's phone for a class's messages; answers nothing.",
+  params: [
+    { name: 'class_id', type: 'string', doc: 'the class' },
+    { name: 'phone', type: 'string', doc: "the parent's phone", personal: 'phone' },
+  ],
+  result: { kind: 'void' },
+  writes: true,
+  async run(args, ctx: OperationContext) {
+    await ctx.store.acceptAuthCode({
+      code: args.class_id ?? '',
+      phone: args.phone ?? '',
+      at: ctx.now(),
+      message: `enrolled in ${args.class_id ?? ''}`,
+      maxPerHour: 100,
+    });
   },
 });
 

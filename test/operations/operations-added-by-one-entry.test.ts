@@ -10,10 +10,18 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { createClientAsync } from 'soap';
 import { operations } from '../../src/operations/index.js';
+import { bindingClients } from '../helpers/binding-clients.js';
 import { missingCases, operationsOverEveryBinding } from '../helpers/binding-loop.js';
-import { archived, CLASS_REGISTRY, CLASS_REGISTRY_CASES, classRegistry } from '../helpers/class-registry.js';
+import {
+  archived,
+  CLASS_REGISTRY,
+  CLASS_REGISTRY_CASES,
+  classRegistry,
+  EnrolPhone,
+} from '../helpers/class-registry.js';
 import { CONTRACT_CASES, CONTRACT_DATASET } from '../helpers/contract-cases.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
@@ -308,15 +316,88 @@ describe('ClassRegistry.asmx beside the legacy service (SIS_SHADOW=compare), wit
           headers: [['Content-Type', 'application/x-www-form-urlencoded']] as [string, string][],
           body: 'class_id=shadow-httppost',
         },
-        // A read of the same file: sent on and compared, so the legacy service is seen to be asked.
+        // Reads of the same file, over GET and both SOAP versions (1.2 without its action, routed
+        // by the body): sent on and compared like any read, so the legacy service is seen to be asked.
         { method: 'GET', path: `${path}/GetClassTitle?class_id=7A` },
+        {
+          method: 'POST',
+          path,
+          headers: [
+            ['Content-Type', 'text/xml; charset=utf-8'],
+            ['SOAPAction', '"http://tempuri.org/GetClassTitle"'],
+          ] as [string, string][],
+          body: call('GetClassTitle', '<class_id>7B</class_id>'),
+        },
+        {
+          method: 'POST',
+          path,
+          headers: [['Content-Type', 'application/soap+xml; charset=utf-8']] as [string, string][],
+          body: soap12('GetClassTitle', '<class_id>8A</class_id>'),
+        },
       ];
       for (const r of requests) assert.equal((await rawRequest(server.url, r)).status, 200, `${r.method} ${r.path}`);
       // Stopping waits for the comparisons in progress.
       await server.app.close();
       for (const binding of ['soap11', 'soap12', 'httpget', 'httppost'])
         assert.equal(archived.filter((id) => id === `shadow-${binding}`).length, 1, `ours ran it once (${binding})`);
-      assert.deepEqual(sent, [`GET /${CLASS_REGISTRY}.asmx/GetClassTitle?class_id=7A `]);
+      assert.deepEqual(sent, [
+        `GET /${CLASS_REGISTRY}.asmx/GetClassTitle?class_id=7A `,
+        `POST /${CLASS_REGISTRY}.asmx ${requests[5]!.body}`,
+        `POST /${CLASS_REGISTRY}.asmx ${requests[6]!.body}`,
+      ]);
+    } finally {
+      await server.close();
+      await new Promise<void>((resolve) => legacy.close(() => resolve()));
+    }
+  });
+});
+
+describe('a writing operation that forgets dryRun, beside the legacy service (SIS_SHADOW=legacy)', () => {
+  it('fails in the dry run instead of writing: neither our database nor the outbox changes, over any binding', async () => {
+    // A legacy service that takes every request (it does the writes) and answers void: in SOAP, an
+    // empty response element; over GET and POST, nothing.
+    const sent: string[] = [];
+    const legacy = createServer((req, res) => {
+      req.resume().on('end', () => {
+        sent.push(`${req.method} ${req.url}`);
+        if (req.url?.endsWith('.asmx') !== true) return void res.writeHead(200).end();
+        res
+          .writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' })
+          .end(
+            soapCall('EnrolPhone', '').replace(
+              '<EnrolPhone xmlns="http://tempuri.org/"></EnrolPhone>',
+              '<EnrolPhoneResponse xmlns="http://tempuri.org/" />',
+            ),
+          );
+      });
+    });
+    await new Promise<void>((resolve) => legacy.listen(0, '127.0.0.1', resolve));
+    const server = await startTestServer({
+      operations: [...served, EnrolPhone],
+      env: {
+        SIS_SHADOW: 'legacy',
+        SIS_LEGACY_URL: `http://127.0.0.1:${(legacy.address() as AddressInfo).port}/`,
+        SIS_SHADOW_TIMEOUT_MS: '2000',
+      },
+    });
+    try {
+      const op = EnrolPhone;
+      for (const client of bindingClients) {
+        const { res } = await client.call(server.url, op, { class_id: `7A-${client.name}`, phone: '+15557654321' });
+        assert.equal(res.status, 200, `${client.name}: the legacy's answer`);
+      }
+      // Stopping waits for the comparisons in progress: ours has run (and failed) by then.
+      await server.app.close();
+      assert.equal(sent.length, 4, 'the legacy service took every request');
+      const db = new Database(server.databaseFile, { readonly: true });
+      try {
+        for (const table of ['auth_codes', 'outbox']) {
+          const { n } = db.prepare(`select count(*) as n from ${table}`).get() as { n: number };
+          assert.equal(n, 0, `nothing written to ${table}`);
+        }
+      } finally {
+        db.close();
+      }
     } finally {
       await server.close();
       await new Promise<void>((resolve) => legacy.close(() => resolve()));

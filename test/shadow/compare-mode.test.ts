@@ -147,11 +147,12 @@ for (const target of storeTargets) {
         );
       });
 
-      it('never sends AuthCode to the legacy service (counted skipped)', () => {
+      it('never sends AuthCode, or a request whose operation is not known, to the legacy service (counted skipped)', () => {
         assert.ok(!legacy.received.some((name) => /AuthCode/.test(name)), legacy.received.join(' '));
         const skipped = report.groups.filter((g) => g.result === 'skipped');
-        assert.ok(skipped.length > 0);
-        for (const g of skipped) assert.equal(g.service, 'AuthCodeSending', JSON.stringify(g));
+        assert.ok(skipped.some((g) => g.service === 'AuthCodeSending'));
+        // A name the file lacks may be one the legacy runs: treated as a write, never sent twice.
+        for (const g of skipped) assert.ok(g.service === 'AuthCodeSending' || g.operation === null, JSON.stringify(g));
       });
     },
   );

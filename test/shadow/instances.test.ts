@@ -31,7 +31,7 @@ describe('two instances on one PostgreSQL', { skip: postgresTarget.skip ?? undef
       const cli = await run(['report', '--json'], { SIS_DATABASE_URL: db.url });
       assert.equal(cli.code, 0, cli.err);
       const report = JSON.parse(cli.out) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(report), ['since', 'totals', 'groups', 'differences', 'noisy']);
+      assert.deepEqual(Object.keys(report), ['since', 'totals', 'overCap', 'groups', 'differences', 'noisy']);
       assert.match(String(report['since']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       assert.deepEqual(report['totals'], {
         identical: 6,

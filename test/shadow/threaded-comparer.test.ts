@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Logger } from '../../src/logging/logger.js';
-import type { CompareJob } from '../../src/shadow/in-process-comparer.js';
+import type { ComparisonJob } from '../../src/shadow/comparison.js';
 import { ThreadedComparer } from '../../src/shadow/threaded-comparer.js';
 import { BY_POSITION } from '../../src/shadow/xml-diff.js';
 import { closedPort } from '../helpers/sms-gateway.js';
@@ -19,7 +19,7 @@ const errors: string[] = [];
 /** The one method the comparer logs with, kept for the assertions. */
 const log = { error: (_fields: unknown, message: string) => void errors.push(message) } as unknown as Logger;
 
-function job(ours: string, body: Buffer | null = null): CompareJob {
+function job(ours: string, body: Buffer | null = null): ComparisonJob {
   return {
     labels: { service: 'Svc', operation: 'Op', binding: 'httpget' },
     forward: {
@@ -34,14 +34,18 @@ function job(ours: string, body: Buffer | null = null): CompareJob {
     url: '/Svc.asmx/Op',
     ours: { status: 200, contentType: 'text/xml; charset=utf-8', cacheControl: 'private', body: Buffer.from(ours) },
     metadata: false,
-    personal: false,
+    personal: null,
   };
 }
 
 /** A comparer for `legacyUrl`, started (its worker ready) for `body`, closed after it. */
 async function withComparer(legacyUrl: string, body: (comparer: ThreadedComparer) => Promise<void>): Promise<void> {
   const comparer = new ThreadedComparer(
-    { legacyUrl, client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 }, lists: BY_POSITION, recheck: false },
+    {
+      legacyUrl,
+      client: { timeoutMs: 2000, maxAnswerBytes: 1000, maxSockets: 4 },
+      rules: { accept: [], lists: BY_POSITION, recheck: false },
+    },
     log,
   );
   try {
@@ -93,7 +97,7 @@ describe('the comparison worker', () => {
       const before = errors.length;
       // No path to send: the comparison itself throws there (a bug of ours, not the legacy's failure).
       const broken = { ...job(ANSWER), forward: { ...job(ANSWER).forward, relativeUrl: undefined } };
-      const verdict = await comparer.compare(broken as unknown as CompareJob);
+      const verdict = await comparer.compare(broken as unknown as ComparisonJob);
       assert.equal(verdict.judgement.result, 'skipped');
       assert.deepEqual(errors.slice(before), ['shadow: a comparison failed']);
       assert.equal((await comparer.compare(job(ANSWER))).judgement.result, 'identical');
@@ -103,7 +107,7 @@ describe('the comparison worker', () => {
   it('replaces a worker that died: its jobs are skipped, the next is compared by a new one', async () => {
     await withComparer(url, async (comparer) => {
       // A job the worker cannot read (no body to revive) throws on its thread, which then ends.
-      const broken = { ...job(ANSWER), ours: { ...job(ANSWER).ours, body: undefined } } as unknown as CompareJob;
+      const broken = { ...job(ANSWER), ours: { ...job(ANSWER).ours, body: undefined } } as unknown as ComparisonJob;
       const lost = await comparer.compare(broken);
       assert.equal(lost.judgement.result, 'skipped');
       assert.ok(

@@ -72,9 +72,14 @@ export class Dependency {
     );
   }
 
-  /** A success seen by `part`: logs the recovery once no part sees a failure. Cheap otherwise (it runs per request). */
-  worked(part: string = WHOLE): void {
+  /**
+   * A success seen by `part`: logs the recovery once no part sees a failure. Cheap otherwise (it
+   * runs per request). `startedAt` (ms since the epoch): when the call began; one begun before the
+   * failure did is no sign of recovery (it was answered by the dependency as it was then).
+   */
+  worked(part: string = WHOLE, startedAt?: number): void {
     if (this.#problem === null) return;
+    if (startedAt !== undefined && startedAt < this.#since) return;
     this.#failing.delete(part);
     if (this.#failing.size > 0) return;
     const was = this.#problem;

@@ -68,11 +68,15 @@ export class ShadowMetrics {
 
   compared(service: string | null, operation: string | null, binding: string, result: string): void {
     this.#comparisons.inc({ service: service ?? '', operation: operation ?? '', binding, result });
-    if (result === 'legacy-failed') this.legacyState?.failed(LEGACY_FAILING);
-    else if (result !== 'skipped') this.legacyState?.worked();
   }
 
-  legacyAnswered(seconds: number): void {
+  /**
+   * A call to the legacy service ended: its time, and the service's state. An answer to a call sent
+   * before the failure began (a slow one still in flight) says nothing of now, so it ends no failure.
+   */
+  legacyAnswered(seconds: number, ok: boolean | null): void {
     this.#legacy.observe(seconds);
+    if (ok === false) this.legacyState?.failed(LEGACY_FAILING);
+    else if (ok === true) this.legacyState?.worked(undefined, Date.now() - seconds * 1000);
   }
 }

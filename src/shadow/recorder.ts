@@ -81,8 +81,9 @@ export class ShadowRecorder {
     for (const id of ids) this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
   }
 
-  legacyAnswered(seconds: number): void {
-    this.metrics?.legacyAnswered(seconds);
+  /** One call to the legacy service ended after `seconds`, answered (`ok`), failed, or null: not known. */
+  legacyAnswered(seconds: number, ok: boolean | null): void {
+    this.metrics?.legacyAnswered(seconds, ok);
   }
 
   /** Counts the difference (or noise) and keeps it as an example when there is room (`example` is built only then). */

@@ -247,7 +247,9 @@ export class ShadowDispatcher {
     // A body we refused, or an answer too large to compare: the legacy service is not asked.
     if (body === undefined || ours === null) return this.skipped(labels);
     const verdict = await this.parts.comparer.compare(this.jobOf(ex, known, labels, body, ours, true));
-    this.parts.recorder.legacyAnswered(verdict.seconds);
+    const { result } = verdict.judgement;
+    // A skipped comparison (a lost worker) may not have asked the legacy service: it tells nothing of it.
+    this.parts.recorder.legacyAnswered(verdict.seconds, result === 'skipped' ? null : result !== 'legacy-failed');
     this.apply(labels, verdict.judgement);
   }
 
@@ -309,7 +311,7 @@ export class ShadowDispatcher {
 
   private async send(ex: HttpExchange, known: Known, body: Buffer | null, copy: boolean): Promise<LegacyResult> {
     const result = await this.parts.legacy.send(this.forwardOf(ex, known, body, copy));
-    this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds);
+    this.parts.recorder.legacyAnswered(result.ok ? result.answer.seconds : result.seconds, result.ok);
     return result;
   }
 
@@ -361,7 +363,7 @@ export class ShadowDispatcher {
       this.parts.rules(),
       async (forward) => {
         const again = await this.parts.legacy.send(forward);
-        this.parts.recorder.legacyAnswered(again.ok ? again.answer.seconds : again.seconds);
+        this.parts.recorder.legacyAnswered(again.ok ? again.answer.seconds : again.seconds, again.ok);
         return again;
       },
       result,

@@ -72,9 +72,13 @@ async function chunked(
     res.cork();
     let room = true;
     for (const piece of pieces) room = res.write(piece);
+    // Listen before uncorking: from Node 22 on, a corked chunked response holds its writes and
+    // uncork() sends them, emitting 'drain' inside the call when the socket took them all. A
+    // listener added after uncork() would miss it and wait for a 'drain' that never comes.
+    const waiting = room ? null : drained(res, stallMs);
     res.uncork();
-    if (!room) {
-      const waited = await drained(res, stallMs);
+    if (waiting !== null) {
+      const waited = await waiting;
       if (waited !== 'drained') return { kind: waited === 'closed' ? 'client-gone' : 'stalled' };
     }
   }

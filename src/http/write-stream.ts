@@ -71,10 +71,16 @@ async function chunked(
     // A page's pieces go out in one write of the socket.
     res.cork();
     let room = true;
-    for (const piece of pieces) room = res.write(piece);
+    let taken: ((error?: Error | null) => void) | undefined;
+    const flushed = new Promise<Error | null>((resolve) => (taken = (error) => resolve(error ?? null)));
+    for (let i = 0; i < pieces.length; i++) room = res.write(pieces[i]!, i === pieces.length - 1 ? taken : undefined);
+    if (pieces.length === 0) taken?.();
+    // Listen before uncorking: from Node 22 on, a corked chunked response holds its writes and
+    // uncork() sends them, emitting 'drain' inside the call when the socket took them all.
+    const waiting = room ? null : drained(res, flushed, stallMs);
     res.uncork();
-    if (!room) {
-      const waited = await drained(res, stallMs);
+    if (waiting !== null) {
+      const waited = await waiting;
       if (waited !== 'drained') return { kind: waited === 'closed' ? 'client-gone' : 'stalled' };
     }
   }
@@ -103,10 +109,23 @@ async function gathered(
   return { kind: 'sent' };
 }
 
-/** Waits until the client has taken what was written, the connection closes, or the stall time passes. */
-function drained(res: ServerResponse, stallMs: number): Promise<'drained' | 'closed' | 'stalled'> {
+/**
+ * Waits until the client has taken what was written, the connection closes, or the stall time
+ * passes. Taken is told by 'drain' or by the page's last write callback, whichever comes first:
+ * from Node 22 on, a response whose flushed page left the socket below its high-water mark while
+ * still holding bytes sets no 'drain' on the socket, and so the response's own 'drain' never
+ * comes; the callback of the last write always does, once the socket has handed it to the kernel.
+ */
+function drained(
+  res: ServerResponse,
+  flushed: Promise<Error | null>,
+  stallMs: number,
+): Promise<'drained' | 'closed' | 'stalled'> {
   return new Promise((resolve) => {
+    let settled = false;
     const done = (how: 'drained' | 'closed' | 'stalled'): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       res.off('drain', onDrain);
       res.off('close', onClose);
@@ -117,5 +136,6 @@ function drained(res: ServerResponse, stallMs: number): Promise<'drained' | 'clo
     const timer = setTimeout(() => done('stalled'), stallMs);
     res.on('drain', onDrain);
     res.on('close', onClose);
+    void flushed.then((error) => done(error === null ? 'drained' : 'closed'));
   });
 }

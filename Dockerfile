@@ -19,8 +19,14 @@ ENV npm_config_nodedir=/usr/local \
     npm_config_update_notifier=false
 # Only for a build behind a TLS-intercepting proxy: the CA bundle to trust (mounted at build time).
 ARG NODE_EXTRA_CA_CERTS
-COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+COPY package.json package-lock.json .npmrc ./
+# Dependencies' install scripts run only where package.json's allowScripts approves them (pinned
+# versions; today better-sqlite3's alone): an unreviewed one fails the build. The repository's own
+# prepare (the whole build, tests included) is skipped: the service is compiled below. npm before
+# 11.16 would ignore the flag and run every script, so it stops the build instead.
+RUN if [ "$(npm config get strict-allow-scripts)" = "undefined" ]; then \
+      echo "npm $(npm -v) predates allowScripts (11.16): use a newer base image" >&2; exit 1; fi \
+  && npm ci --ignore-scripts && npm rebuild --strict-allow-scripts
 COPY tsconfig.json ./
 COPY src ./src
 # The service only (the repository's tsconfig also compiles the tests and benchmarks).

@@ -3,7 +3,8 @@
 #   docker run -p 8080:8080 -v sis-data:/data sis
 # Two stages: the first compiles TypeScript and better-sqlite3's native module (python3, make,
 # g++, npm); the second has Node, the compiled service and its production dependencies only.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS (maintained until April 2028); the README names the other Node versions tested.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \

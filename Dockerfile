@@ -24,7 +24,7 @@ ENV npm_config_nodedir=/opt/node-headers \
     npm_config_update_notifier=false
 # Only for a build behind a TLS-intercepting proxy: the CA bundle to trust (mounted at build time).
 ARG NODE_EXTRA_CA_CERTS
-COPY package.json package-lock.json .npmrc ./
+COPY package.json package-lock.json ./
 # Dependencies' install scripts run only where package.json's allowScripts approves them (pinned
 # versions; today better-sqlite3's alone): an unreviewed one fails the build. The repository's own
 # prepare (the whole build, tests included) is skipped: the service is compiled below. npm before

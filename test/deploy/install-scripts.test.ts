@@ -1,15 +1,16 @@
 /**
  * Install scripts run only where package.json's allowScripts approves them: every dependency with
- * an install script in the lockfile is approved or denied by an exact version, the lockfile keeps
- * the registry URLs npm checks those versions against, a strict install (as .ci/run and the
- * Dockerfile run it) fails on an unreviewed script or on an approval for another version, and
- * passes with the repository's own files. Run with this machine's npm on copies of package.json,
- * package-lock.json and .npmrc (`npm ci --dry-run`: the lockfile is read, nothing is fetched or
- * run); skipped with a message where npm predates allowScripts (11.16).
+ * an install script in the lockfile is approved (or denied) by name, each approved one is a direct
+ * dependency pinned to its exact reviewed version (the lockfile's integrity hash then names the very
+ * tarball reviewed), no lockfile entry carries a registry URL, and a strict install (as .ci/run and
+ * the Dockerfile run it) fails when the approval is missing or another package brings an install
+ * script, and passes with the repository's own files. Run with this machine's npm on copies of
+ * package.json and package-lock.json (`npm ci --dry-run`: the lockfile is read, nothing is fetched
+ * or run); skipped with a message where npm predates allowScripts (11.16).
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -21,13 +22,21 @@ interface LockEntry {
   readonly resolved?: string;
   readonly integrity?: string;
   readonly hasInstallScript?: boolean;
-  readonly link?: boolean;
   readonly name?: string;
+  readonly dependencies?: Record<string, string>;
+}
+interface Lock {
+  readonly packages: Record<string, LockEntry>;
+}
+interface Pkg {
+  readonly allowScripts?: Record<string, boolean>;
+  readonly dependencies: Record<string, string>;
+  readonly scripts: Record<string, string>;
 }
 
 const read = (file: string): unknown => JSON.parse(readFileSync(join(repoRoot, file), 'utf8'));
-const pkg = read('package.json') as { allowScripts?: Record<string, boolean>; scripts: Record<string, string> };
-const lock = read('package-lock.json') as { packages: Record<string, LockEntry> };
+const pkg = read('package.json') as Pkg;
+const lock = read('package-lock.json') as Lock;
 const NPM = findExecutable('npm');
 const STRICT_SKIP =
   NPM === null
@@ -44,17 +53,25 @@ after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const nameOf = (path: string, entry: LockEntry): string =>
   entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
 
-/** `npm ci --dry-run --strict-allow-scripts` on a copy whose allowScripts is `allow`. */
-function strictInstall(allow: Record<string, boolean> | undefined): { status: number | null; output: string } {
+/**
+ * `npm ci --dry-run --strict-allow-scripts` on a copy whose allowScripts is `allow` and whose
+ * lockfile marks the packages `withScript` as having an install script.
+ */
+function strictInstall(
+  allow: Record<string, boolean> | undefined,
+  withScript: readonly string[] = [],
+): { status: number | null; output: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sis-allow-scripts-'));
   dirs.push(dir);
-  for (const f of ['package-lock.json', '.npmrc']) copyFileSync(join(repoRoot, f), join(dir, f));
   // The repository's own prepare (its build) is no dependency's script and needs the sources.
   const scripts = Object.fromEntries(Object.entries(pkg.scripts).filter(([name]) => name !== 'prepare'));
   const copy: Record<string, unknown> = { ...pkg, scripts };
   if (allow === undefined) delete copy['allowScripts'];
   else copy['allowScripts'] = allow;
   writeFileSync(join(dir, 'package.json'), JSON.stringify(copy, null, 2));
+  const packages = { ...lock.packages };
+  for (const path of withScript) packages[path] = { ...packages[path], hasInstallScript: true };
+  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ ...lock, packages }, null, 2));
   const r = spawnSync(NPM!, ['ci', '--dry-run', '--strict-allow-scripts', '--no-audit', '--no-fund'], {
     cwd: dir,
     encoding: 'utf8',
@@ -65,23 +82,50 @@ function strictInstall(allow: Record<string, boolean> | undefined): { status: nu
 }
 
 describe('install scripts (allowScripts)', () => {
-  it('approves or denies every install script in the lockfile by its exact version, and nothing else', () => {
+  it('names every package with an install script in allowScripts, and nothing else', () => {
     const withScripts = Object.entries(lock.packages)
       .filter(([path, e]) => path !== '' && e.hasInstallScript === true)
-      .map(([path, e]) => `${nameOf(path, e)}@${e.version}`)
+      .map(([path, e]) => nameOf(path, e))
       .sort();
-    const entries = Object.keys(pkg.allowScripts ?? {}).sort();
-    assert.deepEqual(entries, withScripts);
-    for (const key of entries) assert.match(key, /^(@[^/@]+\/)?[^/@]+@\d+\.\d+\.\d+$/, `${key}: pinned to one version`);
-    assert.deepEqual(pkg.allowScripts, { 'better-sqlite3@12.11.1': true }, 'the reviewed list today');
+    assert.deepEqual(Object.keys(pkg.allowScripts ?? {}).sort(), withScripts);
+    assert.deepEqual(pkg.allowScripts, { 'better-sqlite3': true }, 'the reviewed list today');
   });
 
-  it('keeps every registry package’s URL in the lockfile (npm checks a pinned approval against it)', () => {
-    const missing = Object.entries(lock.packages)
-      .filter(([path, e]) => path !== '' && e.link !== true && e.integrity !== undefined && e.resolved === undefined)
+  it('pins each approved package exactly where it is declared, to the lockfile’s version and tarball', () => {
+    for (const [name, approved] of Object.entries(pkg.allowScripts ?? {})) {
+      if (!approved) continue;
+      // A name-only approval holds only one version: a range here would let an update run a script
+      // nobody read.
+      assert.match(name, /^(@[^/@]+\/)?[^/@]+$/, `${name}: approved by name, the version pinned in dependencies`);
+      const declared = pkg.dependencies[name];
+      assert.ok(declared !== undefined, `${name} is approved but is not a direct dependency`);
+      assert.match(declared, /^\d+\.\d+\.\d+$/, `${name}: "${declared}" is not one exact version`);
+      // Every copy, nested ones too: the approval by name covers them all.
+      const copies = Object.entries(lock.packages).filter(([path, e]) => path !== '' && nameOf(path, e) === name);
+      assert.ok(copies.length > 0, `${name} is not in the lockfile`);
+      for (const [path, entry] of copies) {
+        assert.equal(entry.version, declared, `${path}: the lockfile holds another version than the reviewed one`);
+        assert.match(entry.integrity ?? '', /^sha512-/, `${path}: the lockfile holds no integrity hash`);
+      }
+      assert.equal(
+        lock.packages['']?.dependencies?.[name],
+        declared,
+        `${name}: the lockfile was written before the pin`,
+      );
+    }
+  });
+
+  it('keeps no registry address in the repository', () => {
+    const withUrl = Object.entries(lock.packages)
+      .filter(([, e]) => e.resolved !== undefined)
       .map(([path]) => path);
-    assert.deepEqual(missing, [], 'written with omit-lockfile-registry-resolved: run npm install with .npmrc');
-    assert.match(readFileSync(join(repoRoot, '.npmrc'), 'utf8'), /^omit-lockfile-registry-resolved=false$/m);
+    assert.deepEqual(
+      withUrl,
+      [],
+      'lockfile entries with a resolved URL: write it with omit-lockfile-registry-resolved',
+    );
+    assert.doesNotMatch(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'), /"resolved"|\/-\/[^"]+\.tgz/);
+    assert.equal(existsSync(join(repoRoot, '.npmrc')), false, 'no project .npmrc (the machine’s config is used)');
   });
 
   it('installs strictly in CI and in the image', () => {
@@ -90,21 +134,23 @@ describe('install scripts (allowScripts)', () => {
     assert.match(ci, /\nnpm test\n$/, '.ci/run ends with the README’s test command');
     const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
     assert.match(dockerfile, /npm ci --ignore-scripts && npm rebuild --strict-allow-scripts( \\)?\n/);
-    assert.match(dockerfile, /^COPY package\.json package-lock\.json \.npmrc \.\/$/m);
+    assert.match(dockerfile, /^COPY package\.json package-lock\.json \.\/$/m);
   });
 
   describe('a strict install', { skip: STRICT_SKIP }, () => {
-    it('fails on an unreviewed install script, naming it', () => {
+    it('fails when the approval is removed, naming the package', () => {
       const r = strictInstall(undefined);
       assert.notEqual(r.status, 0);
       assert.match(r.output, /ESTRICTALLOWSCRIPTS/);
       assert.match(r.output, /better-sqlite3@12\.11\.1/);
     });
 
-    it('fails when the approval names another version than the lockfile’s', () => {
-      const r = strictInstall({ 'better-sqlite3@12.11.0': true });
+    it('fails when another package brings an install script, naming it', () => {
+      const r = strictInstall(pkg.allowScripts, ['node_modules/ms']);
       assert.notEqual(r.status, 0);
       assert.match(r.output, /ESTRICTALLOWSCRIPTS/);
+      assert.match(r.output, /\bms@\d/);
+      assert.doesNotMatch(r.output, /better-sqlite3@/, 'the approved one is not named');
     });
 
     it('passes with the repository’s approvals', () => {

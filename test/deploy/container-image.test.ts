@@ -2,7 +2,8 @@
  * The container image (Dockerfile), built and run for real with podman: a SOAP call answered, the
  * service not root and the root filesystem read-only, the health check through /readyz, the data
  * on the volume kept across a replaced container, SIGTERM → exit 0 within the stop grace period,
- * a bad setting → the documented status and its one line in the log, no npm or compilers inside.
+ * a bad setting → the documented status and its one line in the log, no npm or compilers inside,
+ * better-sqlite3 compiled without the ObjectWrap cleanup hook that aborts Node 24.19 and later.
  * Skipped with a message where podman is missing or cannot run containers.
  */
 import assert from 'node:assert/strict';
@@ -81,6 +82,23 @@ describe('container image (podman)', { skip: SKIP, timeout: 1_800_000 }, () => {
       'command -v npm npx gcc g++ make python3 curl',
     ]);
     assert.equal(tools.stdout.trim(), '', 'none of these in the final image');
+  });
+
+  it('has better-sqlite3 compiled without ObjectWrap’s cleanup hook (it aborts Node 24.19+ on a collected statement)', async () => {
+    // The import is in the module's dynamic symbol table; the image has no nm, Node reads the file.
+    const probe = await podmanStatus([
+      'run',
+      '--rm',
+      '--entrypoint',
+      'node',
+      IMAGE,
+      '-e',
+      "const f = require('node:fs').readFileSync('node_modules/better-sqlite3/build/Release/better_sqlite3.node');" +
+        "process.stdout.write(String(f.includes('AddEnvironmentCleanupHook')) + ' ' + String(f.includes('RemoveEnvironmentCleanupHook')));",
+    ]);
+    assert.equal(probe.code, 0, probe.stderr);
+    // better-sqlite3's own hook (its databases closed at exit) stays; ObjectWrap's removal is gone.
+    assert.equal(probe.stdout, 'true false');
   });
 
   it('answers SOAP, passes its health check, keeps its data across a replaced container and stops with 0', async () => {

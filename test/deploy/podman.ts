@@ -12,7 +12,7 @@ import { repoRoot } from '../helpers/test-server.js';
 
 export const PODMAN = findExecutable('podman');
 /** The Dockerfile's base image, by the name podman stores it under. */
-export const BASE_IMAGE = 'docker.io/library/node:20-bookworm-slim';
+export const BASE_IMAGE = 'docker.io/library/node:24-bookworm-slim';
 export const IMAGE = 'localhost/sis:test';
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
@@ -66,7 +66,7 @@ let built: Promise<void> | null = null;
 
 /**
  * The image, built once per process: the base is used as stored (a registry need not be
- * reachable); where it is not stored it is built from Debian's packages and this machine's Node.
+ * reachable); where it is not stored it is built from Debian's packages and Node 24 from the npm registry.
  */
 export function buildImage(): Promise<void> {
   built ??= (async () => {

@@ -55,7 +55,7 @@ test('delivered SMS texts, then pruned codes and phones, are gone from the SQLit
     SIS_OUTBOX_POLL_MS: '50',
   });
   const code = 'K7Q-ERASE-91';
-  const text = `Your verification code is ${code}`;
+  const text = `Your code is ${code}`;
   try {
     const { res } = await soap.call(service.url, AuthCode, { code, phone: '+1 555 0177 642' });
     assert.equal(res.status, 200);

@@ -1,6 +1,6 @@
 /**
  * AuthCode's write on SQLite as one synchronous transaction over prepared statements: the same
- * work as SqlOutbox.acceptAuthCode (the phone's limits, a repeat, the counters, store the code,
+ * work as SqlAuthCode.acceptAuthCode (the phone's limits, a repeat, the counters, store the code,
  * queue its SMS; a refusal by the phone's limits counted against the phone and its address; a
  * test number's code only stored) without building, compiling and awaiting
  * each query through Kysely.
@@ -103,7 +103,7 @@ export function sqliteAuthCodeWriter(database: SqliteConnection): DirectAuthCode
       insertCode.run([request.code, request.phone, at, request.country ?? null, 1]);
       return ACCEPTED;
     }
-    // A counter already full refuses first, as SqlOutbox's look before its transaction: the same
+    // A counter already full refuses first, as SqlAuthCode's look before its transaction: the same
     // reason on both paths, and a repeat refused where a new code would be (the same answer).
     const countersOutcome = counted(request, undefined);
     if (!countersOutcome.accepted) return countersOutcome;

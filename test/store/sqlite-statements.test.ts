@@ -21,14 +21,24 @@ const SQL = 'select token from devices where id = ?';
 
 test('each call answers rows as it asks, on the one shared statement of the same SQL', () => {
   const db = database();
-  assert.deepEqual({ ...(db.prepare(SQL).get(['1']) as object) }, { token: 'tok' });
+  assert.deepEqual(db.prepare(SQL).get(['1']), { token: 'tok' });
   assert.deepEqual(db.prepare(SQL).get(['1'], true), ['tok']);
-  assert.deepEqual({ ...(db.prepare(SQL).get(['1']) as object) }, { token: 'tok' });
+  assert.deepEqual(db.prepare(SQL).get(['1']), { token: 'tok' });
   assert.deepEqual(db.prepare(SQL).all(['1'], true), [['tok']]);
   assert.equal(db.prepare(SQL).get(['none'], true), undefined);
   assert.equal(db.prepare(SQL).reader, true);
   assert.equal(db.prepare("update devices set token = 'x' where id = ?").reader, false);
   assert.equal(db.prepare("update devices set token = 'x' where id = ?").run(['2']).changes, 1);
+  db.close();
+});
+
+test('row objects are plain, and follow a schema change under a reused `select *`', () => {
+  const db = database();
+  const row = db.prepare('select * from devices where id = ?').get(['1']) as object;
+  assert.equal(Object.getPrototypeOf(row), Object.prototype);
+  assert.deepEqual(row, { id: '1', token: 'tok' });
+  db.exec("alter table devices add column label text default 'x'");
+  assert.deepEqual(db.prepare('select * from devices where id = ?').get(['1']), { id: '1', token: 'tok', label: 'x' });
   db.close();
 });
 

@@ -1,7 +1,7 @@
 /**
  * Node's built-in SQLite (`node:sqlite`) as the store's connection: the shape Kysely's
  * SqliteDialect drives (`prepare` giving statements with `reader`, `all`, `run`, `iterate`),
- * prepared statements reused by their SQL, rows as arrays or objects per call, single values, and
+ * prepared statements reused by their SQL, rows as arrays or objects per call, and
  * a synchronous IMMEDIATE transaction. Nothing to build or install: the driver ships with Node.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
@@ -16,17 +16,24 @@ export interface SqliteOptions {
 
 type Parameters = readonly unknown[];
 
-/** One prepared statement; its rows come as arrays or objects, whichever the call asks for. */
+/**
+ * One prepared statement; its rows come as arrays or objects, whichever the call asks for. node:sqlite
+ * reads them as arrays, always: objects are made here from the column names, plain objects as
+ * PostgreSQL's rows are (node:sqlite's own have no prototype), and made faster so than node:sqlite
+ * makes its own (bench/RESULTS.md, the drivers compared).
+ */
 export class SqliteStatement {
   /** True for statements that return rows (Kysely then calls `all`, else `run`). */
   readonly reader: boolean;
   readonly #statement: StatementSync;
-  #arrays = false;
+  #names: readonly string[];
   #iterating = 0;
 
   constructor(statement: StatementSync) {
     this.#statement = statement;
-    this.reader = statement.columns().length > 0;
+    statement.setReturnArrays(true);
+    this.#names = statement.columns().map((c) => c.name);
+    this.reader = this.#names.length > 0;
   }
 
   /** True while an `iterate` over it is not finished: it may not be run again meanwhile. */
@@ -35,13 +42,13 @@ export class SqliteStatement {
   }
 
   all(parameters: Parameters, arrays = false): unknown[] {
-    const rows = this.#mode(arrays).all(...bound(parameters));
-    return arrays ? rows : rows.map(plain);
+    const rows = this.#statement.all(...bound(parameters)) as unknown as unknown[][];
+    return arrays ? rows : rows.map((row) => this.#object(row));
   }
 
   get(parameters: Parameters, arrays = false): unknown {
-    const row = this.#mode(arrays).get(...bound(parameters));
-    return arrays || row === undefined ? row : plain(row);
+    const row = this.#statement.get(...bound(parameters)) as unknown as unknown[] | undefined;
+    return arrays || row === undefined ? row : this.#object(row);
   }
 
   run(parameters: Parameters): { changes: number; lastInsertRowid: number | bigint } {
@@ -52,19 +59,19 @@ export class SqliteStatement {
   *iterate(parameters: Parameters): IterableIterator<unknown> {
     this.#iterating++;
     try {
-      for (const row of this.#mode(false).iterate(...bound(parameters))) yield plain(row);
+      for (const row of this.#statement.iterate(...bound(parameters))) yield this.#object(row as unknown as unknown[]);
     } finally {
       this.#iterating--;
     }
   }
 
-  #mode(arrays: boolean): StatementSync {
-    // A native call only when the mode changes: most statements are always read one way.
-    if (arrays !== this.#arrays) {
-      this.#statement.setReturnArrays(arrays);
-      this.#arrays = arrays;
-    }
-    return this.#statement;
+  #object(row: readonly unknown[]): Record<string, unknown> {
+    // SQLite prepares a statement again after a schema change (`select *` then has other columns).
+    if (row.length !== this.#names.length) this.#names = this.#statement.columns().map((c) => c.name);
+    const names = this.#names;
+    const object: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) object[names[i]!] = row[i];
+    return object;
   }
 }
 
@@ -146,14 +153,6 @@ export class SqliteConnection {
     this.#control = null;
     if (this.#database.isOpen) this.#database.close();
   }
-}
-
-/**
- * node:sqlite's row objects have no prototype; the store's callers get plain objects, as from
- * PostgreSQL (and as before from better-sqlite3). Rows read as arrays need no copy.
- */
-function plain(row: object): object {
-  return { ...row };
 }
 
 /** node:sqlite binds each value as an argument of its own; the store passes only values SQLite takes. */

@@ -6,22 +6,8 @@
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import {
-  ACCEPTED,
-  backoffRefusal,
-  backoffStart,
-  hourlyRefusal,
-  isPhoneRefusal,
-  isRepeat,
-  lastAttempt,
-  lastRefusalAt,
-  phoneRefusalsKey,
-  phoneRefusalsUntil,
-  REPEAT,
-  refusedUntil,
-  repeatStart,
-  windowStart,
-} from '../auth-code-window.js';
+// The phone's windows and refusals, the same ones sqlite-auth-code.ts applies.
+import * as limits from '../auth-code-window.js';
 import type { Dialect } from '../schema/dialect.js';
 import type { Database } from '../schema/tables.js';
 import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from '../store.js';
@@ -38,13 +24,13 @@ export class SqlAuthCode {
     // A counter already full refuses without a transaction: during an attack, the refused codes
     // never queue on the counters' row locks that accepted ones hold.
     const full = await takeCounters(this.db, request.counters ?? [], true);
-    if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
+    if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
     try {
       return await this.dialect.writeTransaction(this.db, (trx) => this.acceptIn(trx, request));
     } catch (error) {
       // A counter past its limit rolled the transaction back: nothing of this code is kept.
       if (error instanceof CounterFull)
-        return refusedUntil(error.counter.until.getTime(), request.at, error.counter.reason);
+        return limits.refusedUntil(error.counter.until.getTime(), request.at, error.counter.reason);
       throw error;
     }
   }
@@ -55,7 +41,7 @@ export class SqlAuthCode {
     if (request.test === true) {
       // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
       const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
-      if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
+      if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
       if (request.dryRun !== true)
         await trx
           .insertInto('auth_codes')
@@ -67,7 +53,7 @@ export class SqlAuthCode {
             test: 1,
           })
           .execute();
-      return ACCEPTED;
+      return limits.ACCEPTED;
     }
     // Per phone: two instances counting one phone at once would otherwise both accept the one too many.
     // (SQLite's immediate transaction already serialises every writer.)
@@ -77,20 +63,20 @@ export class SqlAuthCode {
     if (phoneOutcome?.accepted === true) {
       // A repeat is refused where a new code would be for a counter already full: the same answer.
       const full = await takeCounters(trx, request.counters ?? [], true);
-      return full === null ? phoneOutcome : refusedUntil(full.until.getTime(), request.at, full.reason);
+      return full === null ? phoneOutcome : limits.refusedUntil(full.until.getTime(), request.at, full.reason);
     }
     if (phoneOutcome !== null) {
       if (request.monitorPhone !== true) {
-        if (request.dryRun !== true && isPhoneRefusal(phoneOutcome)) await this.countPhoneRefusal(trx, request);
+        if (request.dryRun !== true && limits.isPhoneRefusal(phoneOutcome)) await this.countPhoneRefusal(trx, request);
         return phoneOutcome;
       }
       monitored = [phoneOutcome.reason];
     }
     const over: CounterLimit[] = [];
     const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true, over);
-    if (full !== null) return refusedUntil(full.until.getTime(), request.at, full.reason);
+    if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
     if (over.length > 0) monitored = [...(monitored ?? []), ...over.map((c) => c.reason)];
-    const outcome: AuthCodeOutcome = monitored === undefined ? ACCEPTED : { accepted: true, monitored };
+    const outcome: AuthCodeOutcome = monitored === undefined ? limits.ACCEPTED : { accepted: true, monitored };
     if (request.dryRun === true) return outcome;
     await trx
       .insertInto('auth_codes')
@@ -126,37 +112,37 @@ export class SqlAuthCode {
     // The phone's codes of the hour (at most its limit); without a limit, only this code's repeats.
     query =
       request.maxPerHour > 0
-        ? query.where('created_at', '>', windowStart(request.at)).limit(request.maxPerHour)
-        : query.where('code', '=', request.code).where('created_at', '>', repeatStart(request)).limit(1);
+        ? query.where('created_at', '>', limits.windowStart(request.at)).limit(request.maxPerHour)
+        : query.where('code', '=', request.code).where('created_at', '>', limits.repeatStart(request)).limit(1);
     const recent = await query.execute();
-    const hourly = hourlyRefusal(recent, request);
+    const hourly = limits.hourlyRefusal(recent, request);
     if (hourly !== null) return hourly;
     if (request.backoff === true && request.maxPerHour > 0) {
       const day = await trx
         .selectFrom('auth_codes')
         .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.max('created_at').as('last')])
         .where('phone', '=', request.phone)
-        .where('created_at', '>', backoffStart(request.at))
+        .where('created_at', '>', limits.backoffStart(request.at))
         .executeTakeFirstOrThrow();
       const refused = await trx
         .selectFrom('sms_counters')
         .select(['hits', 'expires_at'])
-        .where('counter', '=', phoneRefusalsKey(request.phone))
+        .where('counter', '=', limits.phoneRefusalsKey(request.phone))
         .executeTakeFirst();
-      const last = lastAttempt(day.last ?? null, lastRefusalAt(refused?.expires_at));
+      const last = limits.lastAttempt(day.last ?? null, limits.lastRefusalAt(refused?.expires_at));
       const count = Number(day.n) + Number(refused?.hits ?? 0);
-      const wait = backoffRefusal(request.phone, count, last, request.maxPerHour, request.at);
+      const wait = limits.backoffRefusal(request.phone, count, last, request.maxPerHour, request.at);
       if (wait !== null) return wait;
     }
-    return isRepeat(recent, request) ? REPEAT : null;
+    return limits.isRepeat(recent, request) ? limits.REPEAT : null;
   }
 
   /** A guess refused by the phone's limits costs: one more against the phone's wait and its address's counter. */
   private async countPhoneRefusal(trx: Kysely<Database>, request: AuthCodeRequest): Promise<void> {
-    const until = phoneRefusalsUntil(request.at);
+    const until = limits.phoneRefusalsUntil(request.at);
     await trx
       .insertInto('sms_counters')
-      .values({ counter: phoneRefusalsKey(request.phone), hits: 1, expires_at: until })
+      .values({ counter: limits.phoneRefusalsKey(request.phone), hits: 1, expires_at: until })
       .onConflict((oc) =>
         oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1`, expires_at: until }),
       )

@@ -1,48 +1,33 @@
 # The Student Information service as a container image (docs/deploying.md).
 #   docker build -t sis .      (or: podman build --format docker -t sis .)
 #   docker run -p 8080:8080 -v sis-data:/data sis
-# Two stages: the first compiles TypeScript and better-sqlite3's native module (python3, make,
-# g++, npm); the second has Node, the compiled service and its production dependencies only.
+# Two stages on the one Node base: the first compiles the TypeScript (npm and the dev
+# dependencies); the second has Node, the compiled service and its production dependencies only.
+# Nothing native is built: SQLite is Node's own (node:sqlite), so no compiler, make or Python.
 # Node 24 LTS (maintained until April 2028); the README names the other Node versions tested.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# better-sqlite3 is compiled here against the image's own Node headers (no download of headers
-# or of a prebuilt binary: the image's Node is the one it will run on), with node::ObjectWrap as
-# before Node 24.19: since then its header makes better-sqlite3 12 abort the process when a
-# statement is garbage-collected outside JavaScript (deploy/container/node-headers.sh says why).
-COPY deploy/container/node-headers.sh /usr/local/share/sis/
-RUN sh /usr/local/share/sis/node-headers.sh /usr/local /opt/node-headers
-ENV npm_config_nodedir=/opt/node-headers \
-    npm_config_build_from_source=true \
-    npm_config_fund=false \
+ENV npm_config_fund=false \
     npm_config_audit=false \
     npm_config_update_notifier=false
 # Only for a build behind a TLS-intercepting proxy: the CA bundle to trust (mounted at build time).
 ARG NODE_EXTRA_CA_CERTS
 COPY package.json package-lock.json ./
-# Dependencies' install scripts run only where package.json's allowScripts approves them (pinned
-# versions; today better-sqlite3's alone): an unreviewed one fails the build. The repository's own
+# No dependency has an install script, and package.json's allowScripts approves none: a dependency
+# that brings one fails the build (the strict rebuild) instead of running it. The repository's own
 # prepare (the whole build, tests included) is skipped: the service is compiled below. npm before
 # 11.16 would ignore the flag and run every script, so it stops the build instead.
 RUN if [ "$(npm config get strict-allow-scripts)" = "undefined" ]; then \
       echo "npm $(npm -v) predates allowScripts (11.16): use a newer base image" >&2; exit 1; fi \
-  && npm ci --ignore-scripts && npm rebuild --strict-allow-scripts \
-  && if nm -D node_modules/better-sqlite3/build/Release/better_sqlite3.node | grep -q RemoveEnvironmentCleanupHook; \
-     then echo "better-sqlite3 was compiled with ObjectWrap's cleanup hook (see node-headers.sh)" >&2; exit 1; fi
+  && npm ci --ignore-scripts && npm rebuild --strict-allow-scripts
 COPY tsconfig.json ./
 COPY src ./src
 # The service only (the repository's tsconfig also compiles the tests and benchmarks).
 RUN printf '{ "extends": "./tsconfig.json", "include": ["src"] }\n' > tsconfig.image.json \
   && npx tsc -p tsconfig.image.json \
-  && npm prune --omit=dev \
-  && cd node_modules/better-sqlite3 \
-  && mv build/Release/better_sqlite3.node . && rm -rf build deps src \
-  && mkdir -p build/Release && mv better_sqlite3.node build/Release/
+  && npm prune --omit=dev
 
 FROM ${NODE_IMAGE}
 # No npm at run time: the service starts with node itself.

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { openStore } from '../src/store/open/open-store.js';
 import { CLI, cores, freePort, NICE, nodeCommand, pinSelf, startChild, waitUntilUp } from './load/processes.js';
@@ -65,7 +65,7 @@ async function seeded(
   if (store === 'SQLite') {
     const file = join(dir, `prune-${n}.db`);
     await (await openStore(`sqlite:${file}`)).close();
-    const db = new BetterSqlite3(file);
+    const db = new DatabaseSync(file);
     const series = `with recursive s(i) as (select 1 union all select i + 1 from s where i < ${ROWS})`;
     db.exec(
       `${series} insert into auth_codes (code, phone, created_at) select 'old-' || i, '+1555' || printf('%07d', i), '${OLD}' from s`,

@@ -1,8 +1,8 @@
-/** Micro-benchmark cases of the store over SQLite, next to better-sqlite3 used directly on the same file. */
+/** Micro-benchmark cases of the store over SQLite, next to node:sqlite used directly on the same file. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { BIG_SCHOOL } from '../scenarios/datasets.js';
@@ -21,13 +21,14 @@ export async function storeCases(data: Dataset, bigCount: number): Promise<Store
   const file = join(dir, 'micro.sqlite');
   const store: Store = await openStore(`sqlite:${file}`);
   await store.importDataset(data);
-  const raw = new BetterSqlite3(file, { readonly: true });
+  const raw = new DatabaseSync(file, { readOnly: true });
   const tokenSql = 'select "token" from "devices" where "id" = ?';
   const studentsSql =
     'select "id_student", "fullName", "id_device", "ShowActive", "school_base_url" from "students" where "school_base_url" = ? and "ShowActive" = ? order by "seq"';
   const tokenStmt = raw.prepare(tokenSql);
   const studentsStmt = raw.prepare(studentsSql);
-  const studentsArrays = raw.prepare(studentsSql).raw(true);
+  const studentsArrays = raw.prepare(studentsSql);
+  studentsArrays.setReturnArrays(true);
   const allPages = async (school: string, size: number): Promise<number> => {
     let n = 0;
     for await (const page of store.studentsOfSchoolPages(school, '1', size)) n += page.length;
@@ -36,16 +37,16 @@ export async function storeCases(data: Dataset, bigCount: number): Promise<Store
   const cases: MicroCase[] = [
     {
       group: 'lookup',
-      name: 'SqlStore.deviceToken (Kysely over better-sqlite3)',
+      name: 'SqlStore.deviceToken (Kysely over node:sqlite)',
       fn: () => store.deviceToken('1'),
       async: true,
     },
     {
       group: 'lookup',
-      name: 'better-sqlite3 prepare + get each time (what Kysely does)',
+      name: 'node:sqlite prepare + get each time (what Kysely does)',
       fn: () => raw.prepare(tokenSql).get('1'),
     },
-    { group: 'lookup', name: 'necessary: better-sqlite3 prepared statement .get', fn: () => tokenStmt.get('1') },
+    { group: 'lookup', name: 'necessary: node:sqlite prepared statement .get', fn: () => tokenStmt.get('1') },
     {
       group: 'lookup',
       name: `SqlStore.studentsOfSchool (${bigCount} students)`,
@@ -66,12 +67,12 @@ export async function storeCases(data: Dataset, bigCount: number): Promise<Store
     },
     {
       group: 'lookup',
-      name: `better-sqlite3 prepared statement .all (${bigCount} students)`,
+      name: `node:sqlite prepared statement .all (${bigCount} students)`,
       fn: () => studentsStmt.all(BIG_SCHOOL, '1'),
     },
     {
       group: 'lookup',
-      name: `better-sqlite3 prepared .raw().all, arrays (${bigCount} students)`,
+      name: `node:sqlite prepared statement .all, arrays (${bigCount} students)`,
       fn: () => studentsArrays.all(BIG_SCHOOL, '1'),
     },
   ];

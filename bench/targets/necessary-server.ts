@@ -1,7 +1,7 @@
 /**
  * The necessary work: for each scenario, only what its answer cannot do without, on the same
  * database as ours. node:http, the body read to its end, the parameter found (a string search in
- * the envelope, URLSearchParams for GET and POST), one prepared better-sqlite3 statement (AuthCode:
+ * the envelope, URLSearchParams for GET and POST), one prepared node:sqlite statement (AuthCode:
  * its two inserts in one transaction, as ours stores the code and queues its SMS), and the answer
  * ASMX writes, with ASMX's headers, in one write. No routing beyond a Map, no logging, no metrics,
  * no limits: what ours reaches against it is what all the rest costs.
@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import BetterSqlite3 from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { xmlText } from '../scenarios/asmx-xml.js';
 import {
   authCodeAnswer,
@@ -43,23 +43,37 @@ type Handler = (params: Params) => string;
 const [file, routesFile] = process.argv.slice(2);
 if (file === undefined || routesFile === undefined) throw new Error('usage: necessary-server SQLITE_FILE ROUTES.json');
 
-const db = new BetterSqlite3(file, { timeout: 5000 });
+const db = new DatabaseSync(file, { timeout: 5000 });
 // As ours opens it: WAL, and NORMAL sync for the durable write.
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
-const tokenOf = db.prepare<[string], string | null>('select token from devices where id = ?').pluck();
-const studentsOf = db.prepare<[string, string], StudentFields>(
+db.exec('pragma journal_mode = WAL');
+db.exec('pragma synchronous = NORMAL');
+const tokenStatement = db.prepare('select token from devices where id = ?');
+tokenStatement.setReturnArrays(true);
+const tokenOf = (id: string): string | null | undefined => (tokenStatement.get(id) as [string | null] | undefined)?.[0];
+const studentsStatement = db.prepare(
   'select id_student, fullName, id_device, ShowActive from students where school_base_url = ? and ShowActive = ? order by seq',
 );
+const studentsOf = (school: string, active: string): StudentFields[] =>
+  studentsStatement.all(school, active) as unknown as StudentFields[];
 const insertCode = db.prepare('insert into auth_codes (code, phone, created_at) values (?, ?, ?)');
 const insertMessage = db.prepare(
   "insert into outbox (phone, code, message, state, attempts, next_attempt_at, created_at) values (?, ?, ?, 'pending', 0, ?, ?)",
 );
-const storeCode = db.transaction((code: string, phone: string) => {
+const begin = db.prepare('begin');
+const commit = db.prepare('commit');
+const rollback = db.prepare('rollback');
+function storeCode(code: string, phone: string): void {
   const at = new Date().toISOString();
-  insertCode.run(code, phone, at);
-  insertMessage.run(phone, code, SMS_MESSAGE.replace('{code}', code), at, at);
-});
+  begin.run();
+  try {
+    insertCode.run(code, phone, at);
+    insertMessage.run(phone, code, SMS_MESSAGE.replace('{code}', code), at, at);
+    commit.run();
+  } catch (error) {
+    if (db.isTransaction) rollback.run();
+    throw error;
+  }
+}
 
 const SPIN_MS = Number(process.env['NECESSARY_SPIN_US'] ?? 0) / 1000;
 
@@ -83,7 +97,7 @@ function tokenHandler(work: NecessaryWork): Handler {
   const whole = work.soapNs === undefined ? httpTokenAnswer(MARK) : soapTokenAnswer(work.soapNs, MARK);
   const [head, tail] = whole.split(MARK) as [string, string];
   return (params) => {
-    const token = tokenOf.get(required(params, 'id'));
+    const token = tokenOf(required(params, 'id'));
     if (token === undefined || token === null) throw new Error('no token for that id');
     return head + escapeText(token) + tail;
   };
@@ -95,7 +109,7 @@ function schoolHandler(work: NecessaryWork): Handler {
     const school = required(params, 'school_base_url');
     const flag = required(params, 'show_active');
     // A char is its UTF-16 code on the SOAP wire, the character itself in GET and POST.
-    const rows = studentsOf.all(school, ns === undefined ? flag : String.fromCharCode(Number(flag)));
+    const rows = studentsOf(school, ns === undefined ? flag : String.fromCharCode(Number(flag)));
     return ns === undefined ? httpStudents(rows) : soapEnvelope(ns, soapStudents(rows));
   };
 }

@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/node"
 tar -xzf "$work/$(tail -n 1 "$work/pack.txt")" -C "$work/node" --strip-components=1
 node_version="$("$work/node/bin/node" -p process.versions.node)"
-# Node's headers go where the official image has them, so a build sets npm's nodedir to /usr/local.
+# Node and its headers go where the official image has them.
 hook="mkdir -p \"\$1/usr/local/bin\" \"\$1/usr/local/include\" \"\$1/usr/local/lib/node_modules\" \
   && cp \"$work/node/bin/node\" \"\$1/usr/local/bin/node\" \
   && cp -a \"$work/node/include/node\" \"\$1/usr/local/include/\" \

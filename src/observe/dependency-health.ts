@@ -8,6 +8,7 @@
  * when every part that failed has worked again. /readyz and sis_dependency_up read the states.
  */
 import type { Logger } from '../logging/logger.js';
+import { errorCode } from '../store/db-errors.js';
 
 export interface Problem {
   /** What is wrong, after the dependency's name ("unavailable", "refusing messages"). */
@@ -96,12 +97,12 @@ export class Dependency {
 function reasonOf(error: unknown): string | undefined {
   if (error === undefined) return undefined;
   if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
+  const code = errorCode(error);
   const message =
     error.message === '' && error instanceof AggregateError
       ? error.errors.map((e) => reasonOf(e)).join('; ')
       : error.message;
-  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
+  return code !== '' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
 /** Redis away, whichever of its users noticed: each says what it does meanwhile (`affects`). */

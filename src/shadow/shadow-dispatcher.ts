@@ -18,6 +18,11 @@
  *
  * A comparison holds one of SIS_SHADOW_MAX_IN_FLIGHT places from admission until its verdict,
  * whatever comes of it (`Slot`): no client can keep places taken.
+ *
+ * One concept over 400 lines: one request's path beside the legacy service. The mode it takes,
+ * its admission, the two modes' halves and the labels they all share read the same `Known` request
+ * and the same counters, and split apart they would pass both around; what stands alone is in its
+ * own file already (capture, comparison, failover, judgement, the legacy client, masking).
  */
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from '../bindings/dispatch.js';

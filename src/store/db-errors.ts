@@ -27,8 +27,8 @@ const TRANSIENT_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53000', '53100',
 export function isTransientDatabaseError(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every(isTransientDatabaseError);
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
+  const code = errorCode(error);
+  if (code !== '') {
     if (TRANSIENT_ERRNO.has(code) || TRANSIENT_SQLSTATE.has(code)) return true;
     if (code.startsWith('08')) return true; // connection exception class
   }
@@ -67,8 +67,8 @@ export type DatabaseCondition = 'unavailable' | 'disk full' | 'read-only';
  */
 export function databaseCondition(error: unknown): DatabaseCondition | null {
   for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code !== 'string') {
+    const code = errorCode(e);
+    if (code === '') {
       if (isTransientDatabaseError(e) || isConnectionLost(e)) return 'unavailable';
       continue;
     }
@@ -82,11 +82,25 @@ export function databaseCondition(error: unknown): DatabaseCondition | null {
   return null;
 }
 
-/** A driver error's code (SQLite's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno), or ''. */
+/**
+ * A driver error's code (SQLite's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno), or ''.
+ * node:sqlite says `ERR_SQLITE_ERROR` with SQLite's number in `errcode`: named here as SQLite
+ * names it, the extended codes (SQLITE_READONLY_DBMOVED, …) by their primary code.
+ */
 export function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
+  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
+    const name = SQLITE_PRIMARY_CODES[errcode & 0xff];
+    return name === undefined ? `SQLITE_${errcode}` : `SQLITE_${name}`;
+  }
   return typeof code === 'string' ? code : '';
 }
+
+/** SQLite's primary result codes by number (https://sqlite.org/rescode.html). */
+const SQLITE_PRIMARY_CODES: readonly (string | undefined)[] = (
+  'OK ERROR INTERNAL PERM ABORT BUSY LOCKED NOMEM READONLY INTERRUPT IOERR CORRUPT NOTFOUND FULL CANTOPEN PROTOCOL ' +
+  'EMPTY SCHEMA TOOBIG CONSTRAINT MISMATCH MISUSE NOLFS AUTH FORMAT RANGE NOTADB NOTICE WARNING'
+).split(' ');
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { createCheckCommand } from '../../src/cli/check-command.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/schema/migration-list.js';
@@ -69,7 +69,7 @@ describe('sis check', () => {
     assert.equal(sha256(path), before);
     assert.deepEqual(readdirSync(dir).sort(), files, 'no -wal or -shm left behind');
 
-    const raw = new BetterSqlite3(path);
+    const raw = new DatabaseSync(path);
     raw.prepare('delete from sis_migrations where version = ?').run(LATEST_SCHEMA_VERSION);
     raw.close();
     result = await check({ SIS_DATABASE_URL: `sqlite:${path}` });
@@ -80,7 +80,7 @@ describe('sis check', () => {
     );
 
     const future = LATEST_SCHEMA_VERSION + 5;
-    const raw2 = new BetterSqlite3(path);
+    const raw2 = new DatabaseSync(path);
     raw2
       .prepare('insert into sis_migrations (version, name, applied_at) values (?, ?, ?)')
       .run(future, 'later', 'then');

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { openSync, readdirSync, readFileSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../../src/store/open/open-store.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/store/schema/migration-list.js';
 import { runToExit } from '../helpers/serve-process.js';
@@ -52,7 +52,7 @@ describe('start-up failures: the database file', () => {
     const path = join(dir, 'sis.db');
     await realDatabase(path);
     const future = LATEST_SCHEMA_VERSION + 1;
-    const raw = new BetterSqlite3(path);
+    const raw = new DatabaseSync(path);
     raw
       .prepare('insert into sis_migrations (version, name, applied_at) values (?, ?, ?)')
       .run(future, 'a migration from the future', '2031-01-02T03:04:05.000Z');
@@ -77,7 +77,7 @@ describe('start-up failures: the database file', () => {
 
   it('anything unforeseen: its message and "run with LOG_LEVEL=debug for details" (1); the stack only at debug', async () => {
     const path = join(newDir(), 'sis.db');
-    const raw = new BetterSqlite3(path);
+    const raw = new DatabaseSync(path);
     raw.exec('create table sis_migrations (x integer)'); // a table of that name, but not ours
     raw.close();
     const exit = await runToExit(`sqlite:${path}`);

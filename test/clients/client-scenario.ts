@@ -12,8 +12,8 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before } from 'node:test';
-import Database from 'better-sqlite3';
 import { operations, operationsFor, services } from '../../src/operations/index.js';
+import { sqliteRows } from '../helpers/sqlite-file.js';
 import { fixture, startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 import { callsExpected, callsSeen, failedExchanges, startRecordingProxy } from './recording-proxy.js';
@@ -43,20 +43,17 @@ export function assertReport(report: unknown, ports: readonly string[], voidPort
 
 /** Checks that each port's AuthCode call reached the store with its arguments intact. */
 export function assertAuthCodes(server: TestServer, client: string, ports: readonly string[]): void {
-  const db = new Database(server.databaseFile, { readonly: true });
-  try {
-    const codes = [...ports].sort().map((port) => `${client}-${port}`);
-    const rows = db
-      .prepare(`SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`)
-      .all(...codes);
-    assert.deepEqual(
-      rows,
-      codes.map((code) => ({ code, phone: STORED_PHONE })),
-      'AuthCode recorded one row per SOAP port, code intact, phone in its normal form',
-    );
-  } finally {
-    db.close();
-  }
+  const codes = [...ports].sort().map((port) => `${client}-${port}`);
+  const rows = sqliteRows(
+    server.databaseFile,
+    `SELECT code, phone FROM auth_codes WHERE code IN (${codes.map(() => '?').join(', ')}) ORDER BY code`,
+    ...codes,
+  );
+  assert.deepEqual(
+    rows,
+    codes.map((code) => ({ code, phone: STORED_PHONE })),
+    'AuthCode recorded one row per SOAP port, code intact, phone in its normal form',
+  );
 }
 
 /**

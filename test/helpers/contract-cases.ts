@@ -3,9 +3,9 @@
  * (test/helpers/binding-loop.ts) and the data they read.
  */
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import type { Dataset } from '../../src/store/store.js';
 import type { BindingCases } from './binding-loop.js';
+import { sqliteRows } from './sqlite-file.js';
 import type { TestServer } from './test-server.js';
 
 export const CONTRACT_DATASET: Dataset = {
@@ -92,14 +92,5 @@ export const CONTRACT_CASES: BindingCases = {
 };
 
 function readAuthCodes(server: TestServer): { code: string; phone: string; created_at: string }[] {
-  const db = new Database(server.databaseFile, { readonly: true });
-  try {
-    return db.prepare('SELECT code, phone, created_at FROM auth_codes').all() as {
-      code: string;
-      phone: string;
-      created_at: string;
-    }[];
-  } finally {
-    db.close();
-  }
+  return sqliteRows(server.databaseFile, 'SELECT code, phone, created_at FROM auth_codes');
 }

@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
+import type { SQLInputValue } from 'node:sqlite';
 import pg from 'pg';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
@@ -58,11 +59,13 @@ export const sqliteTarget: StoreTarget = {
     return {
       url: `sqlite:${path}`,
       async sql(text, params = []) {
-        const db = new BetterSqlite3(path);
+        const db = new DatabaseSync(path);
         try {
           const stmt = db.prepare(text);
-          if (stmt.reader) return stmt.all(...params) as Row[];
-          stmt.run(...params);
+          const values = params as SQLInputValue[];
+          // Plain objects, as PostgreSQL's rows are (node:sqlite's have no prototype).
+          if (stmt.columns().length > 0) return stmt.all(...values).map((row) => ({ ...row })) as Row[];
+          stmt.run(...values);
           return [];
         } finally {
           db.close();

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
@@ -16,6 +15,7 @@ import { bindingClients } from '../helpers/binding-clients.js';
 import type { BindingClient } from '../helpers/binding-clients.js';
 import type { RawResponse } from '../helpers/raw-http.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import { sqliteRows } from '../helpers/sqlite-file.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
 
@@ -23,12 +23,7 @@ const AuthCode: Operation = operations.find((o) => o.name === 'AuthCode')!;
 const SECRET = 'gateway-secret-for-tests-32-bytes-long';
 
 function rows(server: TestServer, sql: string): Record<string, unknown>[] {
-  const db = new Database(server.databaseFile, { readonly: true });
-  try {
-    return db.prepare(sql).all() as Record<string, unknown>[];
-  } finally {
-    db.close();
-  }
+  return sqliteRows(server.databaseFile, sql);
 }
 
 /** The message a refused call carries: the fault string, or GET/POST's text. */

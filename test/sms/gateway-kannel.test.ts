@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { kannelGateway } from '../../src/outbox/gateways/kannel.js';
 import { KANNEL_SKIP, startKannel } from '../helpers/kannel.js';
 import { authCode, SMS_DEFAULTS } from '../helpers/sms-calls.js';
 import { closedPort, eventually } from '../helpers/sms-gateway.js';
+import { sqliteRows, sqliteRun } from '../helpers/sqlite-file.js';
 import { cleanupTargets } from '../helpers/store-targets.js';
 import { startTestServer } from '../helpers/test-server.js';
 
@@ -31,14 +31,7 @@ interface Row {
 
 /** The outbox as the database holds it, oldest first. */
 function rows(file: string): Row[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db
-      .prepare('select id, state, receipt, receipt_reason, gateway, last_error from outbox order by id')
-      .all() as Row[];
-  } finally {
-    db.close();
-  }
+  return sqliteRows(file, 'select id, state, receipt, receipt_reason, gateway, last_error from outbox order by id');
 }
 
 /** fakesmsc's URL-encoded bytes (+ a space) as the UTF-16BE text they are. */
@@ -122,15 +115,12 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
       assert.equal((await report(`id=${refused.id}&t=${token(refused.id)}&type=x`)).status, 400);
       assert.equal((await report(`id=${row.id}&t=${token(row.id)}`)).status, 400);
       // Stale: a report about a message handed over more than 72 hours ago.
-      const db = new Database(server.databaseFile);
-      try {
-        db.prepare('update outbox set receipt = null, receipt_at = null, delivered_at = ? where id = ?').run(
-          new Date(Date.now() - 73 * 3_600_000).toISOString(),
-          row.id,
-        );
-      } finally {
-        db.close();
-      }
+      sqliteRun(
+        server.databaseFile,
+        'update outbox set receipt = null, receipt_at = null, delivered_at = ? where id = ?',
+        new Date(Date.now() - 73 * 3_600_000).toISOString(),
+        row.id,
+      );
       const stale = await report(`id=${row.id}&t=${token(row.id)}&type=2&reason=late`);
       assert.equal(stale.status, 401);
       assert.match(stale.text, /^stale: /);

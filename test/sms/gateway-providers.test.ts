@@ -10,11 +10,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { twilioSignature } from '../../src/outbox/gateways/twilio.js';
 import { startStandIn } from '../helpers/provider-stand-in.js';
 import { authCode, SMS_DEFAULTS } from '../helpers/sms-calls.js';
 import { eventually } from '../helpers/sms-gateway.js';
+import { sqliteRows, sqliteRun } from '../helpers/sqlite-file.js';
 import { cleanupTargets } from '../helpers/store-targets.js';
 import { startTestServer } from '../helpers/test-server.js';
 import type { TestServer } from '../helpers/test-server.js';
@@ -37,25 +37,20 @@ interface Row {
 }
 
 function rows(server: TestServer): Row[] {
-  const db = new Database(server.databaseFile, { readonly: true });
-  try {
-    return db.prepare('select id, phone, state, receipt, gateway, last_error from outbox order by id').all() as Row[];
-  } finally {
-    db.close();
-  }
+  return sqliteRows(
+    server.databaseFile,
+    'select id, phone, state, receipt, gateway, last_error from outbox order by id',
+  );
 }
 
 /** Moves a message's hand-over 73 hours back, its receipt cleared: a report about it now is stale. */
 function handedOverLongAgo(server: TestServer, id: number): void {
-  const db = new Database(server.databaseFile);
-  try {
-    db.prepare('update outbox set receipt = null, receipt_at = null, delivered_at = ? where id = ?').run(
-      new Date(Date.now() - 73 * 3_600_000).toISOString(),
-      id,
-    );
-  } finally {
-    db.close();
-  }
+  sqliteRun(
+    server.databaseFile,
+    'update outbox set receipt = null, receipt_at = null, delivered_at = ? where id = ?',
+    new Date(Date.now() - 73 * 3_600_000).toISOString(),
+    id,
+  );
 }
 
 async function post(

@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { operations } from '../../src/operations/index.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { startServe, stopServe } from '../helpers/serve-process.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { closedPort, eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import { sqliteRows } from '../helpers/sqlite-file.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP } from '../helpers/store-targets.js';
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
@@ -41,16 +41,7 @@ const start = (databaseUrl: string, webhook: string, extra: Record<string, strin
   });
 
 function outbox(file: string): { code: string; state: string; attempts: number }[] {
-  const db = new BetterSqlite3(file, { readonly: true });
-  try {
-    return db.prepare('select code, state, attempts from outbox order by id').all() as {
-      code: string;
-      state: string;
-      attempts: number;
-    }[];
-  } finally {
-    db.close();
-  }
+  return sqliteRows(file, 'select code, state, attempts from outbox order by id');
 }
 
 describe('outbox across processes', () => {

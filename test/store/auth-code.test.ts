@@ -88,7 +88,7 @@ for (const target of storeTargets) {
     test('codes accepted for one phone at once (PostgreSQL: through two stores) never exceed the limit', async () => {
       const db = await target.fresh();
       const one = await openStore(db.url, { poolSize: 6 });
-      // SQLite: one store per process (better-sqlite3 waits for a lock synchronously, so a second
+      // SQLite: one store per process (node:sqlite waits for a lock synchronously, so a second
       // store in this process would wait on the first forever); its one connection serialises.
       const two = target.name === 'SQLite' ? one : await openStore(db.url, { poolSize: 6 });
       try {

@@ -8,12 +8,13 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Command } from '../../src/cli/command.js';
 import { createExportCommand } from '../../src/cli/export-command.js';
 import { createImportCommand } from '../../src/cli/import-command.js';
 import type { CommandOutput } from '../../src/cli/output.js';
+import { errorCode } from '../../src/store/db-errors.js';
 import { adminClient, cleanupTargets, storeTargets } from '../helpers/store-targets.js';
 import { repoRoot } from '../helpers/test-server.js';
 
@@ -64,13 +65,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** True while another connection holds the database's write lock (the import's merge). */
 function sqliteWriteLocked(path: string): boolean {
-  const db = new BetterSqlite3(path, { timeout: 0 });
+  const db = new DatabaseSync(path, { timeout: 0 });
   try {
     db.exec('begin immediate');
     db.exec('rollback');
     return false;
   } catch (error) {
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
+    if (errorCode(error) === 'SQLITE_BUSY') return true;
     throw error;
   } finally {
     db.close();

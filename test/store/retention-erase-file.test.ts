@@ -9,13 +9,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { createPruneCommand } from '../../src/cli/prune-command.js';
 import { operations } from '../../src/operations/index.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import { startServe, stopServe } from '../helpers/serve-process.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
+import { sqliteRows } from '../helpers/sqlite-file.js';
 
 const AuthCode = operations.find((o) => o.name === 'AuthCode')!;
 const soap = bindingClients.find((c) => c.name === 'soap11')!;
@@ -35,9 +36,9 @@ function filesHolding(file: string, text: string): string[] {
 /** A TRUNCATE checkpoint from a connection of our own: the log copied into the file and emptied. */
 async function checkpoint(file: string): Promise<void> {
   await eventually(() => {
-    const db = new BetterSqlite3(file);
+    const db = new DatabaseSync(file);
     try {
-      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      const result = db.prepare('pragma wal_checkpoint(TRUNCATE)').get() as { busy: number } | undefined;
       return result?.busy === 0 ? true : undefined;
     } finally {
       db.close();
@@ -62,17 +63,11 @@ test('delivered SMS texts, then pruned codes and phones, are gone from the SQLit
     const [sms] = await gateway.delivered(1);
     assert.equal(sms?.message, text, 'the gateway got the text');
     await eventually(() => {
-      const db = new BetterSqlite3(file, { readonly: true });
-      try {
-        const row = db.prepare('select state, code, message from outbox').get() as {
-          state: string;
-          code: string;
-          message: string;
-        };
-        return row.state === 'delivered' ? row : undefined;
-      } finally {
-        db.close();
-      }
+      const [row] = sqliteRows<{ state: string; code: string; message: string }>(
+        file,
+        'select state, code, message from outbox',
+      );
+      return row?.state === 'delivered' ? row : undefined;
     });
     await checkpoint(file);
     assert.deepEqual(filesHolding(file, text), [], 'no SMS text left');

@@ -7,17 +7,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../../src/store/open/open-store.js';
 import { sqliteAuthCodeWriter } from '../../src/store/sqlite/sqlite-auth-code.js';
+import { SqliteConnection } from '../../src/store/sqlite/sqlite-driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sis-sqlite-auth-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function migratedDatabase(name: string): Promise<BetterSqlite3.Database> {
+async function migratedDatabase(name: string): Promise<SqliteConnection> {
   const file = join(dir, name);
   await (await openStore(`sqlite:${file}`)).close();
-  return new BetterSqlite3(file);
+  return new SqliteConnection(file, { timeoutMs: 0 });
 }
 
 const request = (code: string, minute: number) => ({
@@ -34,11 +34,11 @@ test('inside a transaction another caller opened, the direct write steps aside (
   database.exec('begin');
   assert.equal(accept(request('1111', 0)), null);
   database.exec('rollback');
-  assert.deepEqual(database.prepare('select count(*) as n from auth_codes').get(), { n: 0 });
+  assert.deepEqual(database.prepare('select count(*) from auth_codes').get([], true), [0]);
   assert.deepEqual(accept(request('1111', 0)), { accepted: true });
   assert.deepEqual(accept(request('2222', 1)), { accepted: true });
   assert.deepEqual(accept(request('3333', 2)), { accepted: false, reason: 'phone-hourly', retryAfterSeconds: 58 * 60 });
-  assert.deepEqual(database.prepare('select count(*) as n from outbox').get(), { n: 2 });
+  assert.deepEqual(database.prepare('select count(*) from outbox').get([], true), [2]);
   assert.equal(database.inTransaction, false);
   database.close();
 });
@@ -48,7 +48,7 @@ test('a failing outbox insert rolls the code back too', async () => {
   const accept = sqliteAuthCodeWriter(database);
   database.exec("create trigger no_outbox before insert on outbox begin select raise(abort, 'outbox refused'); end");
   assert.throws(() => accept(request('1111', 0)), /outbox refused/);
-  assert.deepEqual(database.prepare('select count(*) as n from auth_codes').get(), { n: 0 });
+  assert.deepEqual(database.prepare('select count(*) from auth_codes').get([], true), [0]);
   assert.equal(database.inTransaction, false);
   database.close();
 });

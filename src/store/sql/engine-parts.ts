@@ -72,7 +72,7 @@ export interface EngineSnapshots {
 }
 
 /**
- * Returns the outcome, or null to have the store run the shared transaction (SqlOutbox) instead:
+ * Returns the outcome, or null to have the store run the shared transaction (SqlAuthCode) instead:
  * always for an engine without a quick way, and for SQLite while its connection is inside a
  * transaction Kysely opened, so the write never lands inside someone else's transaction.
  */

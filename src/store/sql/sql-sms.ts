@@ -1,6 +1,6 @@
 /**
  * The SMS protection's tables over Kysely, the same code for SQLite and PostgreSQL (sms-types.ts),
- * and the velocity counters as AuthCode's transaction takes them (sql-outbox.ts).
+ * and the velocity counters as AuthCode's transaction takes them (sql-auth-code.ts).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';

@@ -33,6 +33,7 @@ import type {
 import type { DataVersionReader, DirectAuthCode, EngineParts, EngineReads, EngineSnapshots } from './engine-parts.js';
 import { Slots } from './slots.js';
 import { SqlAdmin } from './sql-admin.js';
+import { SqlAuthCode } from './sql-auth-code.js';
 import { SqlOutbox } from './sql-outbox.js';
 import { SqlRetention } from './sql-retention.js';
 import { SqlShadow } from './sql-shadow.js';
@@ -64,6 +65,7 @@ export class SqlStore implements ServiceStore {
   readonly #subjectMarksQuery: CompiledQuery;
   readonly #pushQuery: CompiledQuery;
   readonly #outbox: SqlOutbox;
+  readonly #sharedAuthCode: SqlAuthCode;
   readonly #authCode: DirectAuthCode;
   readonly #dataVersion: DataVersionReader;
   readonly #close: () => Promise<void>;
@@ -99,7 +101,8 @@ export class SqlStore implements ServiceStore {
     this.#marksQuery = marks.orderBy('seq').compile();
     this.#subjectMarksQuery = marks.where('SubjectID', '=', '').orderBy('seq').compile();
     this.#pushQuery = db.selectFrom('push_settings').select(['ServerKey', 'SenderId']).compile();
-    this.#outbox = new SqlOutbox(db, dialect, lockScope);
+    this.#outbox = new SqlOutbox(db, dialect);
+    this.#sharedAuthCode = new SqlAuthCode(db, dialect, lockScope);
   }
 
   async marksOf(studentId: string, subjectId: string | null): Promise<readonly MarkRecord[]> {
@@ -119,7 +122,7 @@ export class SqlStore implements ServiceStore {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.#outbox.acceptAuthCode(request);
+    return this.#sharedAuthCode.acceptAuthCode(request);
   }
 
   claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]> {

@@ -5,7 +5,6 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { DatabaseAccessError } from '../../errors/startup-errors.js';
 import type { OpenStoreOptions } from '../open-options.js';
@@ -17,11 +16,11 @@ import { readyStore } from '../sql/ready-store.js';
 import type { SqlStore } from '../sql/sql-store.js';
 import { sqliteAccessProblem } from './sqlite-access.js';
 import { sqlite } from './sqlite-dialect.js';
+import { SqliteConnection } from './sqlite-driver.js';
 import { sqliteOpenError } from './sqlite-open-error.js';
 import { closeSqlite, SNAPSHOT_SLOTS, sqliteParts } from './sqlite-parts.js';
 import type { SqliteConnections } from './sqlite-parts.js';
 import { SqliteReaders } from './sqlite-readers.js';
-import { reuseStatements } from './sqlite-statement-cache.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
@@ -54,18 +53,18 @@ async function open(path: string, options: OpenStoreOptions): Promise<SqlStore> 
     createPrivateFile(path);
   }
   const busyTimeout = options.statementTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const database = new BetterSqlite3(path, { timeout: busyTimeout });
+  const database = new SqliteConnection(path, { timeoutMs: busyTimeout });
   try {
     // Readers (the service) do not block the writer (an import) and the other way round.
-    if (!memory) database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
+    if (!memory) database.exec('pragma journal_mode = WAL');
+    database.exec('pragma synchronous = NORMAL');
     // Removed and erased rows (codes, phones) are overwritten with zeros, not left in free space.
-    database.pragma('secure_delete = ON');
+    database.exec('pragma secure_delete = ON');
   } catch (error) {
     database.close();
     throw error;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reuseStatements(database) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   // Snapshot reads (streamed lists) need connections of their own; an in-memory database has none.
   const readers = memory ? null : new SqliteReaders(path, { keep: SNAPSHOT_SLOTS, timeoutMs: busyTimeout });
   const connections: SqliteConnections = { database, db, readers };
@@ -85,12 +84,12 @@ export async function inspectSqlite(path: string | ':memory:'): Promise<Database
   const problem = sqliteAccessProblem(file, 'write');
   if (problem !== null) throw new DatabaseAccessError(problem);
   if (!existsSync(file)) return { state: 'missing', path: file };
-  let database: BetterSqlite3.Database | null = null;
+  let database: SqliteConnection | null = null;
   try {
     // A read-write connection that may only read: a read-only one would leave the -wal and -shm
     // files behind, owned by whoever ran the check (root?), and the service's user could not use them.
-    database = new BetterSqlite3(file, { fileMustExist: true, timeout: 2000 });
-    database.pragma('query_only = ON');
+    database = new SqliteConnection(file, { timeoutMs: 2000 });
+    database.exec('pragma query_only = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     return { ...(await schemaStatus(db)), where: file };
   } catch (error) {

@@ -3,7 +3,6 @@
  * the one connection's (reused) prepared statements, AuthCode's and retention's synchronous
  * transactions, the data version for free, and read-only connections for snapshot reads.
  */
-import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { kyselyBulkSession } from '../import/bulk-session.js';
 import type { Database } from '../schema/tables.js';
@@ -11,16 +10,16 @@ import type { EngineParts, EngineReads } from '../sql/engine-parts.js';
 import { sqliteAuthCodeWriter } from './sqlite-auth-code.js';
 import { sqliteDataVersion } from './sqlite-data-version.js';
 import { sqlite } from './sqlite-dialect.js';
+import type { SqliteConnection } from './sqlite-driver.js';
 import type { SqliteReaders } from './sqlite-readers.js';
 import { sqliteRetention } from './sqlite-retention.js';
-import { valueReader } from './sqlite-statement-cache.js';
 
 /** Most streamed lists read at once, each on a read-only connection of its own. */
 export const SNAPSHOT_SLOTS = 4;
 
 export interface SqliteConnections {
   /** The one connection every write and every short read goes through. */
-  readonly database: BetterSqlite3.Database;
+  readonly database: SqliteConnection;
   /** Kysely over `database`. */
   readonly db: Kysely<Database>;
   /** The read-only connections for snapshot reads; null for an in-memory database, which has no second connection. */
@@ -31,13 +30,15 @@ export function sqliteParts(connections: SqliteConnections, migrationsApplied: r
   const { database, db, readers } = connections;
   // Straight to the (reused) prepared statement: no driver queue or promise hop.
   const direct = (source: string, parameters: readonly unknown[], arrays: boolean): unknown[] =>
-    database.prepare(source).raw(arrays).all(parameters);
+    database.prepare(source).all(parameters, arrays);
+  const value = (source: string, parameters: readonly unknown[]): unknown =>
+    (database.prepare(source).get(parameters, true) as unknown[] | undefined)?.[0];
   return {
     db,
     dialect: sqlite,
     lockScope: '',
     migrationsApplied,
-    reads: directReads(direct, valueReader(database)),
+    reads: directReads(direct, value),
     authCode: sqliteAuthCodeWriter(database),
     dataVersion: sqliteDataVersion(direct),
     retention: sqliteRetention(database),

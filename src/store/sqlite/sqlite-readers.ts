@@ -6,9 +6,8 @@
  *
  * Opened when first needed, kept for reuse (at most `keep` idle), closed with the store.
  */
-import BetterSqlite3 from 'better-sqlite3';
 import type { SnapshotRead } from '../sql/engine-parts.js';
-import { reuseStatements } from './sqlite-statement-cache.js';
+import { SqliteConnection } from './sqlite-driver.js';
 
 export interface SqliteReadersOptions {
   /** Idle connections kept for the next read; more are opened when needed and closed after. */
@@ -20,7 +19,7 @@ export interface SqliteReadersOptions {
 export class SqliteReaders {
   readonly #path: string;
   readonly #options: SqliteReadersOptions;
-  readonly #idle: BetterSqlite3.Database[] = [];
+  readonly #idle: SqliteConnection[] = [];
   #lent = 0;
   #closed = false;
 
@@ -51,7 +50,7 @@ export class SqliteReaders {
     }
     let ended = false;
     return {
-      rows: async (query) => db.prepare(query.sql).raw(true).all(query.parameters) as unknown[][],
+      rows: async (query) => db.prepare(query.sql).all(query.parameters, true) as unknown[][],
       end: async () => {
         if (ended) return;
         ended = true;
@@ -73,12 +72,11 @@ export class SqliteReaders {
     for (const db of this.#idle.splice(0)) db.close();
   }
 
-  #connect(): BetterSqlite3.Database {
-    const db = new BetterSqlite3(this.#path, { readonly: true, timeout: this.#options.timeoutMs });
-    return reuseStatements(db, 16);
+  #connect(): SqliteConnection {
+    return new SqliteConnection(this.#path, { readOnly: true, timeoutMs: this.#options.timeoutMs }, 16);
   }
 
-  #giveBack(db: BetterSqlite3.Database): void {
+  #giveBack(db: SqliteConnection): void {
     this.#lent--;
     if (!this.#closed && db.open && !db.inTransaction && this.#idle.length < this.#options.keep) this.#idle.push(db);
     else if (db.open) db.close();

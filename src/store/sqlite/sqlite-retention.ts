@@ -5,9 +5,9 @@
  * The connection runs with secure_delete on (sqlite-open.ts): removed and erased bytes are
  * zeroed in the pages, and `compactLog` empties the write-ahead log that still holds their old images.
  */
-import type BetterSqlite3 from 'better-sqlite3';
 import { MASKED_PHONE_SQL } from '../phone-mask.js';
 import type { RetentionBatches, RetentionTable } from '../retention-types.js';
+import type { SqliteConnection } from './sqlite-driver.js';
 
 interface SqliteRetention {
   /** Rows removed, or null while the connection is inside another (Kysely) transaction: try again shortly. */
@@ -28,31 +28,32 @@ const PRUNE_SQL: Readonly<Record<RetentionTable, string>> = {
 
 export const ERASE_SQL = `update outbox set code = '', message = '', phone = ${MASKED_PHONE_SQL} where id in (select id from outbox where state = 'delivered' and message <> '' limit ?)`;
 
-function synchronousRetention(database: BetterSqlite3.Database): SqliteRetention {
+function synchronousRetention(database: SqliteConnection): SqliteRetention {
   const prune = { auth_codes: database.prepare(PRUNE_SQL.auth_codes), outbox: database.prepare(PRUNE_SQL.outbox) };
   const count = database.prepare(
     'insert into pruned_rows (table_name, slot, pruned) values (?, 0, ?) on conflict (table_name, slot) do update set pruned = pruned + excluded.pruned',
   );
   const erase = database.prepare(ERASE_SQL);
-  const pruneBatch = database.transaction((table: RetentionTable, before: string, limit: number): number => {
-    const removed = prune[table].run(before, limit).changes;
-    if (removed > 0) count.run(table, removed);
+  const pruneBatch = (table: RetentionTable, before: string, limit: number): number => {
+    const removed = prune[table].run([before, limit]).changes;
+    if (removed > 0) count.run([table, removed]);
     return removed;
-  });
-  const eraseBatch = database.transaction((limit: number): number => erase.run(limit).changes);
+  };
   return {
-    prune: (table, before, limit) => (database.inTransaction ? null : pruneBatch.immediate(table, before, limit)),
-    erase: (limit) => (database.inTransaction ? null : eraseBatch.immediate(limit)),
+    prune: (table, before, limit) =>
+      database.inTransaction ? null : database.immediate(() => pruneBatch(table, before, limit)),
+    erase: (limit) => (database.inTransaction ? null : database.immediate(() => erase.run([limit]).changes)),
     compactLog() {
       if (database.inTransaction) return false;
       // Without a busy handler: a checkpoint that waited would hold the write lock (and AuthCode) meanwhile.
-      const timeout = database.pragma('busy_timeout', { simple: true }) as number;
-      database.pragma('busy_timeout = 0');
+      const [timeout] = database.pragma('busy_timeout') as [number];
+      database.exec('pragma busy_timeout = 0');
       try {
-        const [result] = database.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-        return result === undefined || result.busy === 0;
+        // The first column: 1 when a reader or writer was in the way.
+        const busy = database.pragma('wal_checkpoint(TRUNCATE)')?.[0];
+        return busy === undefined || busy === 0;
       } finally {
-        database.pragma(`busy_timeout = ${Number(timeout)}`);
+        database.exec(`pragma busy_timeout = ${Number(timeout)}`);
       }
     },
   };
@@ -62,7 +63,7 @@ function synchronousRetention(database: BetterSqlite3.Database): SqliteRetention
 const BUSY_RETRY_MS = 5;
 
 /** Retention's batches on the store's connection (prepared once the tables exist). */
-export function sqliteRetention(database: BetterSqlite3.Database): RetentionBatches {
+export function sqliteRetention(database: SqliteConnection): RetentionBatches {
   const direct = synchronousRetention(database);
   return {
     prune: (table, before, limit) => retryWhileBusy(() => direct.prune(table, before, limit)),

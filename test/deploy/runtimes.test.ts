@@ -72,9 +72,9 @@ const kept = join(tmpdir(), 'sis-runtimes-kept');
 /** npm's cached registry data and tarballs first (the registry is asked only for what is missing). */
 const PREFER_OFFLINE = { npm_config_prefer_offline: 'true' };
 
-/** The newest version of `name` matching `range` in the npm registry. */
+/** The newest version of `name` matching `range` in the npm registry (asked, not cached: a new release counts). */
 async function newest(name: string, range: string): Promise<string> {
-  const said = (await run(NPM!, ['view', `${name}@${range}`, 'version', '--json'], { env: PREFER_OFFLINE })).stdout;
+  const said = (await run(NPM!, ['view', `${name}@${range}`, 'version', '--json'])).stdout;
   const listed = JSON.parse(said) as string | string[];
   // Listed in publication order (24.9.0 after 24.21.0), so sorted by number here.
   const parts = (v: string): number[] => v.split(/[.-]/, 3).map(Number);
@@ -227,10 +227,12 @@ describe(
         assert.deepEqual(found, [], 'no compiler, make or Python on the PATH the commands get');
 
         const dir = copyRepository(mkdtempSync(join(work, 'repo-')));
-        // npm prints each script it runs as `> name@version event`: only the repository's own may run.
+        // npm names each script it runs (`> name@version event`; npm 12: `npm notice run name@version
+        // event`): only the repository's own may run.
         const install = await npmRun(runtime, dir, ['install', '--foreground-scripts'], 900_000);
         assert.equal(install.code, 0, `npm install failed:\n${install.output}`);
-        const scripts = [...install.output.matchAll(/^> (\S+)@\S+ (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+        const ran = install.output.matchAll(/^(?:> |npm notice run )(\S+)@\S+ (\w+)$/gm);
+        const scripts = [...ran].map((m) => `${m[1]} ${m[2]}`);
         assert.deepEqual(
           scripts.filter((s) => !s.startsWith('student-info-service ')),
           [],

@@ -15,6 +15,7 @@ export class TcpProxy {
   #holding: Set<Socket> | null = null;
   #replies: { client: Socket; data: Buffer }[] = [];
   #onReply: (() => void) | null = null;
+  #onSwallowed: (() => void) | null = null;
   readonly #sockets = new Set<Socket>();
 
   constructor(
@@ -55,9 +56,13 @@ export class TcpProxy {
     this.#replies = [];
   }
 
-  /** From now until `cut`, what clients send is swallowed: their queries wait for an answer. */
-  hold(): void {
+  /**
+   * From now until `cut`, what clients send is swallowed: their queries wait for an answer.
+   * Resolves once something was swallowed (a query is waiting, however slowly it came).
+   */
+  hold(): Promise<void> {
     this.#held = true;
+    return new Promise((resolve) => (this.#onSwallowed = resolve));
   }
 
   /**
@@ -83,6 +88,10 @@ export class TcpProxy {
     this.#sockets.add(client).add(upstream);
     client.on('data', (data) => {
       if (!this.#held) upstream.write(data);
+      else {
+        this.#onSwallowed?.();
+        this.#onSwallowed = null;
+      }
     });
     upstream.on('data', (data) => {
       if (this.#holding?.has(client) !== true) {

@@ -36,8 +36,6 @@ function viaPort(port: number, schema: string, applicationName = 'sis-test'): st
   return url.toString();
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function tokenOf(
   url: string,
   binding = soap,
@@ -208,17 +206,17 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
     const server = await startTestServer({ store });
     try {
       assert.equal((await tokenOf(server.url)).value, 'tok-AAA-111');
-      proxy.hold();
+      const readHeld = proxy.hold();
       const read = tokenOf(server.url);
-      await sleep(200);
+      await readHeld;
       proxy.cut(); // the checked-out client's socket dies: its 'error' must not be unhandled
       assert.equal((await read).value, 'tok-AAA-111');
 
       // A first code: AuthCode's reads (the blocked ranges, kept for a second) are then done, and the write is what is cut.
       assert.equal((await soap.call(server.url, AuthCode, { code: 'b', phone: '+15550100122' })).res.status, 200);
-      proxy.hold();
+      const writeHeld = proxy.hold();
       const write = soap.call(server.url, AuthCode, { code: 'c', phone: '+15550100123' });
-      await sleep(200);
+      await writeHeld; // the write is on its way (a fixed wait was too short on a loaded machine)
       proxy.cut();
       const { res } = await write;
       assert.equal(res.status, 500, 'whether a lost write was committed cannot be known: not retried');

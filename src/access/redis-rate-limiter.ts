@@ -57,9 +57,9 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  async hit(address: string): Promise<RateDecision> {
+  async hit(client: string): Promise<RateDecision> {
     try {
-      const [count, ttl] = await this.redis.sisHit(this.prefix + address, this.rule.windowMs);
+      const [count, ttl] = await this.redis.sisHit(this.prefix + client, this.rule.windowMs);
       this.state.worked(PART);
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
     } catch (err) {

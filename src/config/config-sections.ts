@@ -3,6 +3,7 @@
  * the settings table) and checking what only makes sense together. Each section's fields are
  * checked against Config (`satisfies`), and loadConfig's object for completeness.
  */
+import type { Ipv6Prefix } from '../address/client-network.js';
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
 import { DEFAULT_TEMPLATE } from './gateway-settings.js';
@@ -57,6 +58,22 @@ export function loggingSettings(r: SettingReader) {
   } satisfies Partial<Config>;
 }
 
+/**
+ * The prefix a native IPv6 client counts by: SIS_CLIENT_IPV6_PREFIX, else its old name
+ * SIS_SMS_IPV6_PREFIX (so a configuration written for it keeps working); both set and different
+ * is a problem, as one of them would be ignored.
+ */
+function clientIpv6Prefix(r: SettingReader): Ipv6Prefix {
+  const old = r.read('SIS_SMS_IPV6_PREFIX');
+  const prefix = r.read('SIS_CLIENT_IPV6_PREFIX');
+  if (old === null || !r.isSet('SIS_CLIENT_IPV6_PREFIX')) return old ?? prefix;
+  if (old !== prefix)
+    r.problems.push(
+      `SIS_SMS_IPV6_PREFIX: the old name of SIS_CLIENT_IPV6_PREFIX, set to ${old} while that says ${prefix}; set only SIS_CLIENT_IPV6_PREFIX`,
+    );
+  return prefix;
+}
+
 /** API keys, the address allow-list, rate limits and their Redis. */
 export function accessSettings(r: SettingReader) {
   return {
@@ -66,6 +83,7 @@ export function accessSettings(r: SettingReader) {
     allowFrom: r.read('SIS_ALLOW_FROM'),
     allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
     rateLimit: r.read('SIS_RATE_LIMIT'),
+    clientIpv6Prefix: clientIpv6Prefix(r),
     redisUrl: r.read('SIS_REDIS_URL'),
   } satisfies Partial<Config>;
 }
@@ -98,7 +116,7 @@ export function smsSettings(r: SettingReader) {
  * AuthCode's protection of the SMS bill (docs/sms.md): the number rules, the velocity limits, the
  * trusted networks and test numbers, retries and the guard's modes.
  */
-export function smsGuardSettings(r: SettingReader): SmsRules {
+export function smsGuardSettings(r: SettingReader, clientIpv6Prefix: Ipv6Prefix): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
   const region = r.read('SIS_SMS_DEFAULT_REGION');
   return {
@@ -111,7 +129,7 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
     velocity: {
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
-      ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
+      ipv6Prefix: clientIpv6Prefix,
       perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
       countryDaily: withHomeCountry(r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'), region),

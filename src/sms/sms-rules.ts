@@ -3,7 +3,7 @@
  * the phone number rules, the velocity limits, the trusted networks and test numbers, and which
  * layers only watch (monitor mode). Every limit is off at 0 (or null).
  */
-import type { Ipv6Prefix } from './client-network.js';
+import type { Ipv6Prefix } from '../address/client-network.js';
 import type { NumberType } from './number-types.js';
 import type { RefusalReason } from './refusal.js';
 

@@ -40,6 +40,15 @@ const STATUS: Readonly<Record<string, 'delivered' | 'undelivered' | 'failed'>> =
   rejected: 'failed',
 };
 
+/**
+ * Vonage's SMS API statuses that refuse this message for good (its API errors): 3 invalid
+ * parameters, 6 invalid message (an unrecognised number prefix), 7 number barred, 12 message too
+ * long, 15 invalid sender address, 22 invalid network code, 29 non-whitelisted destination, 33
+ * number de-activated. The others (1 throttled, 4 credentials, 5 internal error, 9 quota…) are
+ * tried again later.
+ */
+const FOR_GOOD = new Set(['3', '6', '7', '12', '15', '22', '29', '33']);
+
 export function vonageGateway(
   settings: VonageSettings,
   senderId: string | null,
@@ -81,7 +90,7 @@ export function vonageGateway(
       if (first === undefined) throw new GatewayError('refused', 'vonage answered without a message status');
       if (String(first.status) !== '0')
         throw new GatewayError(
-          'refused',
+          FOR_GOOD.has(String(first.status)) ? 'permanent' : 'refused',
           `vonage status ${String(first.status)}: ${oneLine(String(first['error-text'] ?? ''))}`,
         );
       return { gatewayMessageId: typeof first['message-id'] === 'string' ? first['message-id'] : null };

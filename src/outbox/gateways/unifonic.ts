@@ -82,7 +82,7 @@ export function unifonicGateway(settings: UnifonicSettings, senderId: string | n
       if (given.length !== expected.length || !timingSafeEqual(given, expected))
         return { refused: 401, text: "bad token: expected the token= of the webhook URL set in Unifonic's console" };
       const params = callbackParams(callback);
-      if (params === null) return { refused: 400, text: 'expected a form or a flat JSON object' };
+      if (typeof params === 'string') return { refused: 400, text: params };
       const id = params.get('MessageID') ?? '';
       if (!/^[A-Za-z0-9-]{1,64}$/.test(id))
         return { refused: 400, text: 'MessageID: expected the id Unifonic gave the message' };

@@ -6,7 +6,9 @@
  * `error-text` says why. Delivery receipts are signed (the account's signed webhooks): `sig` over
  * every other parameter sorted by name as `&name=value` (`&` and `=` in values as `_`), MD5 of
  * that and the signature secret (`md5hash`, the dashboard's default) or its HMAC under the secret
- * (md5, sha1, sha256, sha512); the signed `timestamp` must be within 5 minutes.
+ * (md5, sha1, sha256, sha512); the signed `timestamp` must be within 5 minutes. Every parameter
+ * given is signed: a receipt whose parameters do not say one text each (a null, a list, a name
+ * twice, `&` or `=` in a value) is refused before the signature is checked.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { VonageSettings } from '../../config/gateway-settings.js';
@@ -116,7 +118,11 @@ export function vonageGateway(
       if (settings.signatureSecret === null)
         return { refused: 401, text: 'SIS_SMS_VONAGE_SIGNATURE_SECRET is not set: unsigned receipts are refused' };
       const params = callbackParams(callback);
-      if (params === null) return { refused: 400, text: 'expected a form, a query or a flat JSON object' };
+      if (typeof params === 'string') return { refused: 400, text: params };
+      // Vonage writes `&` and `=` in values as `_` before signing: such a value is one of several that sign alike.
+      const spoilt = [...params].find(([k, v]) => k !== 'sig' && /[&=]/.test(v));
+      if (spoilt !== undefined)
+        return { refused: 400, text: `${spoilt[0]}: a value with & or = cannot be told from others signed alike` };
       const given = Buffer.from((params.get('sig') ?? '').toLowerCase());
       const expected = Buffer.from(
         vonageSignature(settings.signatureMethod, settings.signatureSecret, params).toLowerCase(),

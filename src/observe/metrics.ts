@@ -236,28 +236,33 @@ export function createMetrics(
   if (options.retention !== undefined) registerRetention(registry, options.retention);
   if (options.sms !== undefined) registerSms(registry, options.sms);
   const deliveries = options.smsDeliveries;
-  if (deliveries !== undefined)
-    registry.registerMetric(
-      custom({
-        name: 'sis_sms_delivery_total',
-        help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
-        type: 'counter',
-        values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
-      }),
-    );
   const reportsRefused = options.smsReportsRefused;
-  if (reportsRefused !== undefined)
-    registry.registerMetric(
-      custom({
-        name: 'sis_sms_reports_refused_total',
-        help: 'Delivery reports (ours and the providers’) this process refused, by gateway and reason (unauthenticated, braked, malformed…; docs/security.md).',
-        type: 'counter',
-        values: () =>
-          [...reportsRefused].flatMap(([gateway, reasons]) =>
-            [...reasons].map(([reason, value]) => ({ labels: { gateway, reason }, value })),
-          ),
-      }),
-    );
+  const reports = [
+    ...(deliveries === undefined
+      ? []
+      : [
+          custom({
+            name: 'sis_sms_delivery_total',
+            help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
+            type: 'counter',
+            values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
+          }),
+        ]),
+    ...(reportsRefused === undefined
+      ? []
+      : [
+          custom({
+            name: 'sis_sms_reports_refused_total',
+            help: 'Delivery reports (ours and the providers’) this process refused, by gateway and reason (unauthenticated, braked, malformed…; docs/security.md).',
+            type: 'counter',
+            values: () =>
+              [...reportsRefused].flatMap(([gateway, reasons]) =>
+                [...reasons].map(([reason, value]) => ({ labels: { gateway, reason }, value })),
+              ),
+          }),
+        ]),
+  ];
+  for (const metric of reports) registry.registerMetric(metric);
   if (options.outbox !== undefined) registerOutbox(registry, options.outbox);
   if (options.health !== undefined) registerHealth(registry, options.health);
   collectDefaultMetrics({ register: registry });

@@ -20,6 +20,23 @@ export interface RateLimiter {
 
 export const ALLOWED: RateDecision = { allowed: true, retryAfterMs: 0 };
 
+/** What a limiter counts, as Redis's keys and its state's lines say it. */
+export interface LimiterUse {
+  /** Its keys' part (`sis:<key>:…`): limiters with different uses never share counts. */
+  readonly key: string;
+  /** Its connection, one part of the Redis state. */
+  readonly part: string;
+  /** What happens while Redis does not answer. */
+  readonly effect: string;
+}
+
+/** SIS_RATE_LIMIT's requests. */
+export const REQUEST_LIMITS: LimiterUse = {
+  key: 'rl',
+  part: 'rate limits',
+  effect: 'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again',
+};
+
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;

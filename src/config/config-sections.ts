@@ -189,16 +189,54 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
     : null;
 }
 
+/** `why`: what the secret keys, when that is not plain from its name; `how`: how to get a long one. */
 function checkSecretLength(
   r: SettingReader,
-  name: 'SIS_SMS_WEBHOOK_SECRET' | 'SIS_SMS_RECEIPT_SECRET',
+  name: string,
   value: string,
+  why = '',
+  how = 'a random key, such as the output of openssl rand -hex 32',
 ): void {
   const bytes = Buffer.byteLength(value);
   if (value !== '' && bytes < MIN_SECRET_BYTES)
-    r.problems.push(
-      `${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES} (a random key, such as the output of openssl rand -hex 32)`,
+    r.problems.push(`${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES}${why} (${how})`);
+}
+
+/**
+ * Every secret that authenticates a provider's report is at least MIN_SECRET_BYTES long: a short
+ * one is guessed online, one report at a time (docs/security.md, Provider reports). The Kannel
+ * password and the Twilio token key reports only when reports are asked for (SIS_SMS_CALLBACK_URL).
+ */
+function checkReportSecrets(
+  r: SettingReader,
+  named: readonly GatewayName[],
+  reports: boolean,
+  secrets: { kannel: string; twilio: string; vonage: string | null; unifonic: string | null },
+): void {
+  if (reports && named.includes('kannel'))
+    checkSecretLength(
+      r,
+      'SIS_SMS_KANNEL_PASSWORD',
+      secrets.kannel,
+      ", since it keys the delivery reports' token",
+      "a random password, set in Kannel's sendsms-user too",
     );
+  if (reports && named.includes('twilio'))
+    checkSecretLength(
+      r,
+      'SIS_SMS_TWILIO_AUTH_TOKEN',
+      secrets.twilio,
+      ', since it keys X-Twilio-Signature',
+      "the Auth Token of Twilio's console, 32 characters",
+    );
+  checkSecretLength(
+    r,
+    'SIS_SMS_VONAGE_SIGNATURE_SECRET',
+    secrets.vonage ?? '',
+    '',
+    "the signature secret of Vonage's dashboard",
+  );
+  checkSecretLength(r, 'SIS_SMS_UNIFONIC_WEBHOOK_TOKEN', secrets.unifonic ?? '');
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */
@@ -306,6 +344,12 @@ function loadGateways(r: SettingReader, webhookReady: boolean, timeoutMs: number
   const unifonic = need('unifonic', [['SIS_SMS_UNIFONIC_APP_SID', u.appSid]]) ? u : null;
   const callbackUrl = r.read('SIS_SMS_CALLBACK_URL');
   const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  checkReportSecrets(r, named, callbackUrl !== null, {
+    kannel: k.password,
+    twilio: t.authToken,
+    vonage: v.signatureSecret,
+    unifonic: u.webhookToken,
+  });
   if (callbackUrl !== null && receiptPath === null)
     r.problems.push(
       'SIS_SMS_CALLBACK_URL: set, but SIS_SMS_RECEIPT_PATH is not; it is that path as providers reach it',

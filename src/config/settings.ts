@@ -467,7 +467,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_KANNEL_PASSWORD',
     kind: text,
     default: '',
-    meaning: "Kannel's sendsms-user password (also keys the delivery reports' token)",
+    meaning: "Kannel's sendsms-user password (also keys the delivery reports' token: then at least 32 bytes)",
   },
   {
     name: 'SIS_SMS_KANNEL_SMSC',
@@ -495,7 +495,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_TWILIO_AUTH_TOKEN',
     kind: text,
     default: '',
-    meaning: "Twilio Auth Token: the API's password and the key of X-Twilio-Signature",
+    meaning: "Twilio Auth Token: the API's password and the key of X-Twilio-Signature (32 bytes, as Twilio's are)",
   },
   {
     name: 'SIS_SMS_TWILIO_API_URL',
@@ -509,7 +509,8 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_VONAGE_SIGNATURE_SECRET',
     kind: text,
     default: '',
-    meaning: "Vonage signature secret: checks the delivery receipts' sig; unset = Vonage's receipts refused",
+    meaning:
+      "Vonage signature secret: checks the delivery receipts' sig, at least 32 bytes; unset = Vonage's receipts refused",
   },
   {
     name: 'SIS_SMS_VONAGE_SIGNATURE_METHOD',
@@ -528,7 +529,8 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_UNIFONIC_WEBHOOK_TOKEN',
     kind: text,
     default: '',
-    meaning: "the token the DLR webhook URL given to Unifonic carries (?token=); unset = Unifonic's receipts refused",
+    meaning:
+      "the token the DLR webhook URL given to Unifonic carries (?token=), at least 32 bytes; unset = Unifonic's receipts refused",
   },
   {
     name: 'SIS_SMS_UNIFONIC_API_URL',

@@ -356,8 +356,9 @@ describe('the report brake with SIS_REDIS_URL', () => {
       };
       const a = await startTestServer({ env });
       const b = await startTestServer({ env });
-      // An address of this run's own: Redis outlives test runs.
-      const from = `2001:db8:41::${randomBytes(2).toString('hex')}`;
+      // A client of this run's own (a /64 of its own: clients are counted by their /64), since
+      // Redis outlives test runs.
+      const from = `2001:db8:${randomBytes(2).toString('hex')}:41::1`;
       const guess = (server: TestServer): Promise<Answer> =>
         send(`${server.url}${PATH}/unifonic?token=guess`, {
           method: 'POST',

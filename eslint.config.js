@@ -27,6 +27,7 @@ const LAYERS = [
   'xml',
   'reply',
   'logging',
+  'address',
   'contract',
   'errors',
 ];

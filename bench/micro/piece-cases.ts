@@ -84,10 +84,10 @@ function logCases(): MicroCase[] {
     operation: 'GetTokenDevice',
     binding: 'soap11',
   };
-  const req = { requestId: '2661a2cb-1', method: 'POST', url: '/PushNotificationMobile.asmx' };
+  const req = { requestId: '2661a2cb-1', method: 'POST', url: '/PushNotificationMobile.asmx', client: '198.51.100.7' };
   const sent = { kind: 'sent' } as const;
   const child = log.child({ service: outcome.service, operation: outcome.operation, binding: outcome.binding });
-  const fields = { requestId: req.requestId, method: req.method, status: 200, ms: 0.4 };
+  const fields = { requestId: req.requestId, method: req.method, client: req.client, status: 200, ms: 0.4 };
   return [
     {
       group: 'log line',

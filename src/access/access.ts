@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { BlockList } from 'node:net';
-import { isIPv4 } from 'node:net';
+import { listed } from '../address/client-network.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { cidrBlockList } from '../config/parse-settings.js';
@@ -48,9 +48,7 @@ export class AccessControl {
   }
 
   private allowed(address: string): boolean {
-    if (address === '') return false;
-    const plain = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
-    return this.allow!.check(plain, isIPv4(plain) ? 'ipv4' : 'ipv6');
+    return listed(this.allow!, address);
   }
 
   private validKey(key: string | undefined): boolean {

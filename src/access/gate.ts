@@ -13,8 +13,10 @@ export type { Refusal };
 /** What the gate needs of a request. */
 export interface GateRequest {
   readonly target: RequestTarget | null;
-  /** The client's address (behind a trusted proxy, the one X-Forwarded-For names). */
+  /** The client's address (behind a trusted proxy, the one X-Forwarded-For names): the allow-list's. */
   readonly clientAddress: string;
+  /** The client it counts as (clientKey): the rate limit's. */
+  readonly client: string;
   header(name: string): string | undefined;
 }
 
@@ -43,13 +45,12 @@ export class Gate {
   }
 
   check(req: GateRequest): Refusal | null | Promise<Refusal | null> {
-    const address = req.clientAddress;
     const service = req.target !== null && this.names.has(req.target.serviceKey) ? req.target.serviceKey : null;
-    const denied = this.access.checkAddress(service, address);
+    const denied = this.access.checkAddress(service, req.clientAddress);
     if (denied !== null) return denied;
     const header = (name: string): string | undefined => req.header(name);
     if (this.limiter === null) return this.access.checkKey(service, header);
-    const decision = this.limiter.hit(address);
+    const decision = this.limiter.hit(req.client);
     const then = (d: RateDecision): Refusal | null =>
       d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs };
     return decision instanceof Promise ? decision.then(then) : then(decision);

@@ -6,18 +6,22 @@
 import type { RateLimit } from '../config/parse-settings.js';
 import type { Dependency } from '../observe/dependency-health.js';
 import { MemoryRateLimiter } from './rate-limit.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { LimiterUse, RateLimiter } from './rate-limit.js';
 
-/** `redis` is the state Redis's failures and recoveries are told to (logged once per change). */
+/**
+ * `redis` is the state Redis's failures and recoveries are told to (logged once per change);
+ * `use`: what it counts (SIS_RATE_LIMIT's requests unless told).
+ */
 export async function createRateLimiter(
   rule: RateLimit,
   redisUrl: string | null,
   redis: Dependency,
+  use?: LimiterUse,
 ): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, redis);
+  const limiter = new RedisRateLimiter(redisUrl, rule, redis, use);
   await limiter.start();
   return limiter;
 }

@@ -9,8 +9,8 @@ import type { RateLimit } from '../config/parse-settings.js';
 import { REDIS_UNREACHABLE } from '../observe/dependency-health.js';
 import type { Dependency } from '../observe/dependency-health.js';
 import { failFastRedis } from '../sms/fail-fast-redis.js';
-import { ALLOWED } from './rate-limit.js';
-import type { RateDecision, RateLimiter } from './rate-limit.js';
+import { ALLOWED, REQUEST_LIMITS } from './rate-limit.js';
+import type { LimiterUse, RateDecision, RateLimiter } from './rate-limit.js';
 
 // Count, and open the window on the first hit; answers the count and the window's time left.
 const HIT_SCRIPT = `
@@ -22,30 +22,27 @@ return {n, ttl}`;
 
 type HitRedis = Redis & { sisHit(key: string, windowMs: number): Promise<[number, number]> };
 
-/** This limiter's connection, one part of the Redis state (the SMS counters have their own). */
-const PART = 'rate limits';
-
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: HitRedis;
   private readonly prefix: string;
   /** Requests let through because Redis did not answer (for metrics and tests). */
   failures = 0;
 
+  /** `use`: what it counts (its keys, its part of the Redis state; the SMS counters have their own). */
   constructor(
     url: string,
     private readonly rule: RateLimit,
     private readonly state: Dependency,
+    private readonly use: LimiterUse = REQUEST_LIMITS,
   ) {
     // Fails fast while disconnected: a request must not wait for Redis to come back.
     this.redis = failFastRedis(url) as HitRedis;
     this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-    this.state.affects(
-      'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again',
-    );
-    this.redis.on('error', (err: Error) => this.state.failed(REDIS_UNREACHABLE, err, PART));
-    this.redis.on('ready', () => this.state.worked(PART));
+    this.state.affects(use.effect);
+    this.redis.on('error', (err: Error) => this.state.failed(REDIS_UNREACHABLE, err, this.use.part));
+    this.redis.on('ready', () => this.state.worked(this.use.part));
     // The rule is part of the key: instances with different rules do not share counts.
-    this.prefix = `sis:rl:${rule.limit}/${rule.windowMs}:`;
+    this.prefix = `sis:${use.key}:${rule.limit}/${rule.windowMs}:`;
   }
 
   /** Connects now, so the first requests are counted; a Redis that is down only logs. */
@@ -53,18 +50,18 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       await this.redis.connect();
     } catch (err) {
-      this.state.failed(REDIS_UNREACHABLE, err, PART);
+      this.state.failed(REDIS_UNREACHABLE, err, this.use.part);
     }
   }
 
-  async hit(address: string): Promise<RateDecision> {
+  async hit(client: string): Promise<RateDecision> {
     try {
-      const [count, ttl] = await this.redis.sisHit(this.prefix + address, this.rule.windowMs);
-      this.state.worked(PART);
+      const [count, ttl] = await this.redis.sisHit(this.prefix + client, this.rule.windowMs);
+      this.state.worked(this.use.part);
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
     } catch (err) {
       this.failures++;
-      this.state.failed(REDIS_UNREACHABLE, err, PART);
+      this.state.failed(REDIS_UNREACHABLE, err, this.use.part);
       return ALLOWED;
     }
   }

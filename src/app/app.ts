@@ -9,6 +9,7 @@ import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { Drainer } from '../http/drain.js';
+import { FAILURE_RULE, REPORT_FAILURES, ReportBrake } from '../http/report-brake.js';
 import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
@@ -101,6 +102,10 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   // Reports in the providers' own formats, at SIS_SMS_RECEIPT_PATH/<gateway> (or over SMPP's bind).
   const providerReceipts =
     gateways.length === 0 ? null : new ProviderReceipts(config.smsGateways.receiptPath, gateways, store, log);
+  const reportBrake =
+    receipts === null && providerReceipts?.path == null
+      ? null
+      : new ReportBrake(await createRateLimiter(FAILURE_RULE, config.redisUrl, health.redis, REPORT_FAILURES));
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -113,6 +118,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     ...(receipts === null && providerReceipts === null
       ? {}
       : { smsDeliveries: () => addedUp(receipts?.deliveries, providerReceipts?.deliveries) }),
+    ...(reportBrake === null ? {} : { smsReportsRefused: reportBrake.refused }),
     outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
     health,
   });
@@ -152,6 +158,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     ops,
     receipts,
     providerReceipts,
+    reportBrake,
     tracing,
   });
   try {
@@ -163,6 +170,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     await pruner?.stop();
     await sms.stop();
     await gate.close();
+    await reportBrake?.close();
     await tracing?.shutdown();
     if (ownStore) await store.close();
     throw err;
@@ -194,6 +202,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
         await pruner?.stop();
         await sms.stop();
         await gate.close();
+        await reportBrake?.close();
         // The last requests' spans are sent before the process ends.
         await tracing?.shutdown();
         await store.close();

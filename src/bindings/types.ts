@@ -68,6 +68,8 @@ export interface Exchange {
   readonly isLocal: boolean;
   /** The caller's address (behind a trusted proxy, the forwarded one): operations get it in their context. */
   readonly clientAddress: string;
+  /** The client that address counts as (src/address/client-network.ts clientKey): what counters key by. */
+  readonly client: string;
   /** The `traceparent` a request made on this one's behalf carries (operations get it in their context). */
   readonly onwardTraceparent: string | undefined;
 }

@@ -3,6 +3,7 @@
  * the settings table) and checking what only makes sense together. Each section's fields are
  * checked against Config (`satisfies`), and loadConfig's object for completeness.
  */
+import type { Ipv6Prefix } from '../address/client-network.js';
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
 import { DEFAULT_TEMPLATE } from './gateway-settings.js';
@@ -57,6 +58,22 @@ export function loggingSettings(r: SettingReader) {
   } satisfies Partial<Config>;
 }
 
+/**
+ * The prefix a native IPv6 client counts by: SIS_CLIENT_IPV6_PREFIX, else its old name
+ * SIS_SMS_IPV6_PREFIX (so a configuration written for it keeps working); both set and different
+ * is a problem, as one of them would be ignored.
+ */
+function clientIpv6Prefix(r: SettingReader): Ipv6Prefix {
+  const old = r.read('SIS_SMS_IPV6_PREFIX');
+  const prefix = r.read('SIS_CLIENT_IPV6_PREFIX');
+  if (old === null || !r.isSet('SIS_CLIENT_IPV6_PREFIX')) return old ?? prefix;
+  if (old !== prefix)
+    r.problems.push(
+      `SIS_SMS_IPV6_PREFIX: the old name of SIS_CLIENT_IPV6_PREFIX, set to ${old} while that says ${prefix}; set only SIS_CLIENT_IPV6_PREFIX`,
+    );
+  return prefix;
+}
+
 /** API keys, the address allow-list, rate limits and their Redis. */
 export function accessSettings(r: SettingReader) {
   return {
@@ -66,6 +83,7 @@ export function accessSettings(r: SettingReader) {
     allowFrom: r.read('SIS_ALLOW_FROM'),
     allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
     rateLimit: r.read('SIS_RATE_LIMIT'),
+    clientIpv6Prefix: clientIpv6Prefix(r),
     redisUrl: r.read('SIS_REDIS_URL'),
   } satisfies Partial<Config>;
 }
@@ -98,7 +116,7 @@ export function smsSettings(r: SettingReader) {
  * AuthCode's protection of the SMS bill (docs/sms.md): the number rules, the velocity limits, the
  * trusted networks and test numbers, retries and the guard's modes.
  */
-export function smsGuardSettings(r: SettingReader): SmsRules {
+export function smsGuardSettings(r: SettingReader, clientIpv6Prefix: Ipv6Prefix): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
   const region = r.read('SIS_SMS_DEFAULT_REGION');
   return {
@@ -111,7 +129,7 @@ export function smsGuardSettings(r: SettingReader): SmsRules {
     velocity: {
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
-      ipv6Prefix: r.read('SIS_SMS_IPV6_PREFIX'),
+      ipv6Prefix: clientIpv6Prefix,
       perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
       countryDaily: withHomeCountry(r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'), region),
@@ -171,16 +189,54 @@ function loadSmsWebhook(r: SettingReader, timeoutMs: number): SmsWebhook | null 
     : null;
 }
 
+/** `why`: what the secret keys, when that is not plain from its name; `how`: how to get a long one. */
 function checkSecretLength(
   r: SettingReader,
-  name: 'SIS_SMS_WEBHOOK_SECRET' | 'SIS_SMS_RECEIPT_SECRET',
+  name: string,
   value: string,
+  why = '',
+  how = 'a random key, such as the output of openssl rand -hex 32',
 ): void {
   const bytes = Buffer.byteLength(value);
   if (value !== '' && bytes < MIN_SECRET_BYTES)
-    r.problems.push(
-      `${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES} (a random key, such as the output of openssl rand -hex 32)`,
+    r.problems.push(`${name}: ${bytes} bytes, expected at least ${MIN_SECRET_BYTES}${why} (${how})`);
+}
+
+/**
+ * Every secret that authenticates a provider's report is at least MIN_SECRET_BYTES long: a short
+ * one is guessed online, one report at a time (docs/security.md, Provider reports). The Kannel
+ * password and the Twilio token key reports only when reports are asked for (SIS_SMS_CALLBACK_URL).
+ */
+function checkReportSecrets(
+  r: SettingReader,
+  named: readonly GatewayName[],
+  reports: boolean,
+  secrets: { kannel: string; twilio: string; vonage: string | null; unifonic: string | null },
+): void {
+  if (reports && named.includes('kannel'))
+    checkSecretLength(
+      r,
+      'SIS_SMS_KANNEL_PASSWORD',
+      secrets.kannel,
+      ", since it keys the delivery reports' token",
+      "a random password, set in Kannel's sendsms-user too",
     );
+  if (reports && named.includes('twilio'))
+    checkSecretLength(
+      r,
+      'SIS_SMS_TWILIO_AUTH_TOKEN',
+      secrets.twilio,
+      ', since it keys X-Twilio-Signature',
+      "the Auth Token of Twilio's console, 32 characters",
+    );
+  checkSecretLength(
+    r,
+    'SIS_SMS_VONAGE_SIGNATURE_SECRET',
+    secrets.vonage ?? '',
+    '',
+    "the signature secret of Vonage's dashboard",
+  );
+  checkSecretLength(r, 'SIS_SMS_UNIFONIC_WEBHOOK_TOKEN', secrets.unifonic ?? '');
 }
 
 /** Beside the legacy service: the mode and its limits; a mode other than off needs SIS_LEGACY_URL. */
@@ -288,6 +344,12 @@ function loadGateways(r: SettingReader, webhookReady: boolean, timeoutMs: number
   const unifonic = need('unifonic', [['SIS_SMS_UNIFONIC_APP_SID', u.appSid]]) ? u : null;
   const callbackUrl = r.read('SIS_SMS_CALLBACK_URL');
   const receiptPath = r.read('SIS_SMS_RECEIPT_PATH');
+  checkReportSecrets(r, named, callbackUrl !== null, {
+    kannel: k.password,
+    twilio: t.authToken,
+    vonage: v.signatureSecret,
+    unifonic: u.webhookToken,
+  });
   if (callbackUrl !== null && receiptPath === null)
     r.problems.push(
       'SIS_SMS_CALLBACK_URL: set, but SIS_SMS_RECEIPT_PATH is not; it is that path as providers reach it',

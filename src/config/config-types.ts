@@ -1,4 +1,5 @@
 /** The configuration as the service uses it, read and checked once at start (config.ts). */
+import type { Ipv6Prefix } from '../address/client-network.js';
 import type { ResultsMode } from '../operations/index.js';
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { SmsGatewaySettings } from './gateway-settings.js';
@@ -112,8 +113,10 @@ export interface Config {
   readonly allowFrom: readonly string[];
   /** Service files the allow-list applies to; null = all. */
   readonly allowFromServices: readonly string[] | null;
-  /** Requests per client address and window; null = unlimited. */
+  /** Requests per client (clientKey) and window; null = unlimited. */
   readonly rateLimit: RateLimit | null;
+  /** A native IPv6 client counts by this prefix (src/address/client-network.ts). */
+  readonly clientIpv6Prefix: Ipv6Prefix;
   readonly redisUrl: string | null;
   /** PEM certificate and key: the server speaks HTTPS. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;

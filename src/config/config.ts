@@ -42,13 +42,14 @@ export function loadConfig(processEnv: Env = process.env): Config {
   const merged = mergeConfigFile(processEnv);
   const r = new SettingReader(merged.env, merged.problems);
   const smsDelivery = smsSettings(r);
+  const access = accessSettings(r);
   const config: Config = {
     ...httpSettings(r),
     ...databaseSettings(r),
     ...loggingSettings(r),
-    ...accessSettings(r),
+    ...access,
     ...smsDelivery,
-    sms: smsGuardSettings(r),
+    sms: smsGuardSettings(r, access.clientIpv6Prefix),
     ...retentionSettings(r, smsDelivery.authCodesPerHour),
     ...shadowSettings(r),
     demoData: r.read('SIS_DEMO_DATA'),

@@ -5,6 +5,8 @@
  */
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { IPV6_PREFIXES } from '../address/client-network.js';
+import type { Ipv6Prefix } from '../address/client-network.js';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 
@@ -222,6 +224,14 @@ export function parseCidrList(raw: string): Parsed<readonly string[]> {
     blocks.push(`${addr}/${prefix}`);
   }
   return { value: blocks };
+}
+
+/** 64, 56 or 48 (a leading / allowed): the prefix an IPv6 client is counted by. */
+export function parseIpv6Prefix(raw: string): Parsed<Ipv6Prefix> {
+  const n = Number(raw.trim().replace(/^\//, ''));
+  return (IPV6_PREFIXES as readonly number[]).includes(n)
+    ? { value: n as Ipv6Prefix }
+    : { problem: `expected one of ${IPV6_PREFIXES.join(', ')} (the prefix an IPv6 subscriber holds)` };
 }
 
 /** The blocks parseCidrList returns (`addr/prefix`), as the BlockList that checks an address against them. */

@@ -22,6 +22,12 @@ export class SettingReader {
     this.problems = [...problems];
   }
 
+  /** Whether the operator gave the setting a value (an empty one is not). */
+  isSet(name: SettingName): boolean {
+    const v = this.env[name];
+    return v !== undefined && v !== '';
+  }
+
   /** The setting's value; on a wrong one, a problem and the default's value. */
   read<N extends SettingName>(name: N): SettingValue<N> {
     return this.#read(name) as SettingValue<N>;

@@ -30,6 +30,7 @@ import {
   parsed,
   parseApiKeys,
   parseCidrList,
+  parseIpv6Prefix,
   parseRateLimit,
   parseShadowModes,
   parseWorkers,
@@ -43,7 +44,6 @@ import type { Kind } from './parse-settings.js';
 import { MAX_RETENTION_MS } from './retention-settings.js';
 import {
   defaultRegion,
-  ipv6Prefix,
   parseCountries,
   parseCountryLimits,
   parseGuardModes,
@@ -260,6 +260,13 @@ export const SETTINGS = defineSettings([
     meaning: 'requests per client address and window, e.g. 100/1s, 6000/1m',
   },
   {
+    name: 'SIS_CLIENT_IPV6_PREFIX',
+    kind: parsed(parseIpv6Prefix, 64),
+    default: '64',
+    meaning:
+      'a native IPv6 client is counted by this prefix (the rate limit, the access log, AuthCode’s address limit): 64 (a subscriber), 56 or 48 (a site)',
+  },
+  {
     name: 'SIS_REDIS_URL',
     kind: redisUrl,
     default: '',
@@ -291,13 +298,13 @@ export const SETTINGS = defineSettings([
     kind: int(0, 1_000_000),
     default: '1000',
     meaning:
-      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one; IPv6: per SIS_SMS_IPV6_PREFIX) per clock hour; high because carriers and schools put many people behind one address (0 = no limit)',
+      'most codes accepted per client address (behind SIS_TRUSTED_PROXIES, the forwarded one; IPv6: per SIS_CLIENT_IPV6_PREFIX) per clock hour; high because carriers and schools put many people behind one address (0 = no limit)',
   },
   {
     name: 'SIS_SMS_IPV6_PREFIX',
-    kind: ipv6Prefix,
-    default: '64',
-    meaning: 'IPv6 clients are counted by this prefix in the address limit: 64 (a subscriber), 56 or 48 (a site)',
+    kind: parsed(parseIpv6Prefix, null),
+    default: '',
+    meaning: 'the old name of SIS_CLIENT_IPV6_PREFIX, read when that is not set',
   },
   {
     name: 'SIS_AUTH_CODES_PER_IPV6_48_HOUR',
@@ -460,7 +467,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_KANNEL_PASSWORD',
     kind: text,
     default: '',
-    meaning: "Kannel's sendsms-user password (also keys the delivery reports' token)",
+    meaning: "Kannel's sendsms-user password (also keys the delivery reports' token: then at least 32 bytes)",
   },
   {
     name: 'SIS_SMS_KANNEL_SMSC',
@@ -488,7 +495,7 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_TWILIO_AUTH_TOKEN',
     kind: text,
     default: '',
-    meaning: "Twilio Auth Token: the API's password and the key of X-Twilio-Signature",
+    meaning: "Twilio Auth Token: the API's password and the key of X-Twilio-Signature (32 bytes, as Twilio's are)",
   },
   {
     name: 'SIS_SMS_TWILIO_API_URL',
@@ -502,7 +509,8 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_VONAGE_SIGNATURE_SECRET',
     kind: text,
     default: '',
-    meaning: "Vonage signature secret: checks the delivery receipts' sig; unset = Vonage's receipts refused",
+    meaning:
+      "Vonage signature secret: checks the delivery receipts' sig, at least 32 bytes; unset = Vonage's receipts refused",
   },
   {
     name: 'SIS_SMS_VONAGE_SIGNATURE_METHOD',
@@ -521,7 +529,8 @@ export const SETTINGS = defineSettings([
     name: 'SIS_SMS_UNIFONIC_WEBHOOK_TOKEN',
     kind: text,
     default: '',
-    meaning: "the token the DLR webhook URL given to Unifonic carries (?token=); unset = Unifonic's receipts refused",
+    meaning:
+      "the token the DLR webhook URL given to Unifonic carries (?token=), at least 32 bytes; unset = Unifonic's receipts refused",
   },
   {
     name: 'SIS_SMS_UNIFONIC_API_URL',

@@ -1,11 +1,10 @@
 /**
  * The kinds of AuthCode's SMS protection settings (docs/sms.md): the number rules, the country
- * limits, the IPv6 prefix, trusted networks, test numbers, the guard's modes and the receipts'
+ * limits, trusted networks, test numbers, the guard's modes and the receipts'
  * path, each checked so a wrong value stops the start with its name and what is expected.
  */
+import { networkProblem } from '../address/client-network.js';
 import { normalPhone } from '../operations/auth-code-checks.js';
-import { IPV6_PREFIXES, networkProblem } from '../sms/client-network.js';
-import type { Ipv6Prefix } from '../sms/client-network.js';
 import { NUMBER_TYPES } from '../sms/number-types.js';
 import type { NumberType } from '../sms/number-types.js';
 import { BRAKE_LAYERS, GUARD_LAYERS } from '../sms/refusal.js';
@@ -78,17 +77,6 @@ export function withHomeCountry(limits: CountryLimits | null, region: string | n
   if (limits === null || limits.home === null || region === null || limits.byCountry.has(region)) return limits;
   return { ...limits, byCountry: new Map([...limits.byCountry, [region, limits.home]]) };
 }
-
-/** 64, 56 or 48 (a leading / allowed). */
-export const ipv6Prefix: Kind<Ipv6Prefix> = {
-  parse: (raw) => {
-    const n = Number(raw.trim().replace(/^\//, ''));
-    return (IPV6_PREFIXES as readonly number[]).includes(n)
-      ? { value: n as Ipv6Prefix }
-      : { problem: `expected one of ${IPV6_PREFIXES.join(', ')} (the prefix an IPv6 subscriber holds)` };
-  },
-  unset: 64,
-};
 
 /** Addresses and CIDR ranges, comma-separated. */
 export function parseNetworks(raw: string): Parsed<readonly string[]> {

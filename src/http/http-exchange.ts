@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { clientKey } from '../address/client-network.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { Exchange } from '../bindings/types.js';
 import type { RequestTarget } from '../bindings/types.js';
@@ -137,6 +138,14 @@ export class HttpExchange implements Exchange {
   /** Behind a trusted proxy the caller is the one X-Forwarded-For names, not the proxy. */
   get clientAddress(): string {
     return clientAddress(this.req, this.config);
+  }
+
+  #client: string | undefined;
+
+  /** The client the caller counts as (clientKey): what rate limits, the access log and the SMS guard count by. */
+  get client(): string {
+    if (this.#client === undefined) this.#client = clientKey(this.clientAddress, this.config.clientIpv6Prefix);
+    return this.#client;
   }
 
   get isLocal(): boolean {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { listed, unmapped } from '../address/client-network.js';
 import type { Config } from '../config/config.js';
 import { cidrBlockList } from '../config/parse-settings.js';
 
@@ -74,9 +75,7 @@ function isTrustedProxy(address: string | undefined, trusted: readonly string[])
     blocks = cidrBlockList(trusted);
     proxyBlocks.set(trusted, blocks);
   }
-  const plain = plainAddress(address);
-  const family = isIP(plain);
-  return family !== 0 && blocks.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+  return listed(blocks, address);
 }
 
 /** Loopback callers count as local (the .NET help page offers its test form only to them). */
@@ -95,25 +94,22 @@ export function isLocalAddress(address: string | undefined): boolean {
  * itself sit further left and are not believed). A hop that is not an IP address (a name, a
  * port, an empty entry) ends the walk: the proxy that wrote it cannot be believed to have
  * written the client's address, so the last address believed (a trusted proxy's) is the
- * client, and everyone behind it shares its limits rather than choosing their own.
+ * client, and everyone behind it shares its limits rather than choosing their own. An IPv4-mapped
+ * address is its IPv4 address (`::ffff:10.0.0.1` is 10.0.0.1, whichever socket family it came
+ * on); what counts it (the rate limit, the SMS guard) does so by its clientKey.
  */
 export function clientAddress(req: IncomingMessage, config: Config): string {
-  const peer = plainAddress(req.socket.remoteAddress ?? '');
+  const peer = unmapped(req.socket.remoteAddress ?? '');
   if (!isTrustedProxy(peer, config.trustedProxies)) return peer;
   const header = req.headers['x-forwarded-for'];
   if (header === undefined) return peer;
   const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
   let believed = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = plainAddress(hops[i]!.trim());
+    const hop = unmapped(hops[i]!.trim());
     if (isIP(hop) === 0) return believed;
     if (!isTrustedProxy(hop, config.trustedProxies)) return hop;
     believed = hop;
   }
   return believed;
-}
-
-/** `::ffff:10.0.0.1` is 10.0.0.1: one client, one address, whichever socket family it came on. */
-function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }

@@ -18,6 +18,7 @@ import type { ProviderReceipts } from '../outbox/provider-receipts.js';
 import { isStreamed } from '../reply/reply.js';
 import { readBody } from './body.js';
 import { HttpExchange } from './http-exchange.js';
+import type { ReportBrake } from './report-brake.js';
 import { RequestLog } from './request-log.js';
 import { writeReply } from './write-reply.js';
 import type { ReplyEnd } from './write-reply.js';
@@ -46,6 +47,8 @@ export interface ServerHooks {
   readonly receipts?: DeliveryReceipts | null;
   /** Delivery reports in the providers' formats, at SIS_SMS_RECEIPT_PATH/<gateway>; null = none. */
   readonly providerReceipts?: ProviderReceipts | null;
+  /** Counts refused reports (both kinds above) and brakes an address that keeps failing their check. */
+  readonly reportBrake?: ReportBrake | null;
   /** A span per request, sent over OTLP; absent unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing?: Tracing | null;
 }
@@ -91,12 +94,14 @@ export class RequestHandler {
       return;
     }
     if (receipts != null && onPath(ex.url, receipts.path)) {
-      void this.receipt(req, res, receipts, ex.requestId);
+      void this.braked(req, res, ex, 'webhook', () => this.receipt(req, receipts, ex.requestId));
       return;
     }
     const gateway = providerReceipts?.gatewayOf(ex.url) ?? null;
     if (gateway !== null) {
-      void this.providerReceipt(req, res, providerReceipts!, gateway, ex.url, ex.requestId);
+      void this.braked(req, res, ex, gateway, () =>
+        this.providerReceipt(req, providerReceipts!, gateway, ex.url, ex.requestId),
+      );
       return;
     }
     if (ops !== undefined) {
@@ -129,15 +134,41 @@ export class RequestHandler {
   }
 
   /**
-   * A delivery receipt: POST only, a small body, checked and recorded by DeliveryReceipts; like
-   * the ops endpoints it passes no gate (its signature is its key) and is not counted per operation.
+   * A delivery report of `gateway` (ours or a provider's): like the ops endpoints it passes no gate
+   * (its signature or token is its key) and is not counted per operation; the report brake
+   * answers it 429 unread while its address is braked, and counts how it was answered.
    */
-  private async receipt(
+  private async braked(
     req: IncomingMessage,
     res: ServerResponse,
+    ex: HttpExchange,
+    gateway: string,
+    read: () => Promise<{ answer: ReceiptAnswer; headers: [string, string][] }>,
+  ): Promise<void> {
+    const brake = this.hooks.reportBrake ?? null;
+    // What the brake counts by: the client (src/address/client-network.ts), not the spelling.
+    const address = ex.client;
+    const wait = brake?.waitOf(address) ?? 0;
+    const { answer, headers } =
+      wait > 0
+        ? {
+            answer: { status: 429, text: 'too many refused reports from this address; try again later' },
+            headers: [
+              ['Retry-After', String(Math.ceil(wait / 1000))] as [string, string],
+              ['Connection', 'close'] as [string, string],
+            ],
+          }
+        : await read();
+    await brake?.answered(gateway, address, answer.status);
+    sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, ex.requestId, headers);
+  }
+
+  /** A delivery receipt in our format: POST only, a small body, checked and recorded by DeliveryReceipts. */
+  private async receipt(
+    req: IncomingMessage,
     receipts: DeliveryReceipts,
     requestId: string,
-  ): Promise<void> {
+  ): Promise<{ answer: ReceiptAnswer; headers: [string, string][] }> {
     let answer: ReceiptAnswer;
     const headers: [string, string][] = [];
     if (req.method !== 'POST') {
@@ -158,21 +189,20 @@ export class RequestHandler {
         }
       }
     }
-    sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, requestId, headers);
+    return { answer, headers };
   }
 
   /**
    * A provider's delivery report (GET for Kannel's dlr-url and Vonage's GET receipts, else POST):
-   * like ours, it passes no gate and is checked by its provider's signature or token.
+   * like ours, checked by its provider's signature or token.
    */
   private async providerReceipt(
     req: IncomingMessage,
-    res: ServerResponse,
     receipts: ProviderReceipts,
     gateway: string,
     url: string,
     requestId: string,
-  ): Promise<void> {
+  ): Promise<{ answer: ReceiptAnswer; headers: [string, string][] }> {
     let answer: ReceiptAnswer;
     const headers: [string, string][] = [];
     const method = req.method ?? '';
@@ -193,7 +223,7 @@ export class RequestHandler {
         }
       }
     }
-    sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, requestId, headers);
+    return { answer, headers };
   }
 
   /** A body of known length is read first (see HttpExchange.collectBody), then the request served. */

@@ -12,6 +12,8 @@ export interface LoggedRequest {
   readonly requestId: string;
   readonly method: string;
   readonly url: string;
+  /** The client the request counts as (clientKey): an IPv4 address, or an IPv6 prefix. */
+  readonly client: string;
   /** The W3C trace id, when the request is part of a trace. */
   readonly traceId?: string | undefined;
 }
@@ -67,7 +69,7 @@ export class RequestLog {
           outcome.operation ?? '',
           outcome.binding ?? '',
         )(
-          `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"status":${outcome.reply.status},"ms":${ms(seconds)}${traced(req.traceId)}`,
+          `,"requestId":${JSON.stringify(req.requestId)},"method":${JSON.stringify(req.method)},"client":${JSON.stringify(req.client)},"status":${outcome.reply.status},"ms":${ms(seconds)}${traced(req.traceId)}`,
         );
     }
   }
@@ -88,6 +90,7 @@ function entry(req: LoggedRequest, outcome: Outcome, seconds: number): Record<st
   return {
     requestId: req.requestId,
     method: req.method,
+    client: req.client,
     service: outcome.service,
     operation: outcome.operation,
     binding: outcome.binding,

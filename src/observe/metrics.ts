@@ -126,6 +126,8 @@ export interface MetricsOptions {
   };
   /** What the SMS gateway's delivery receipts said, by status (src/outbox/delivery-receipts.ts). */
   readonly smsDeliveries?: () => ReadonlyMap<string, number>;
+  /** Refused delivery reports by gateway, then reason (src/http/report-brake.ts). */
+  readonly smsReportsRefused?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** The outbox: its backlog, read from the database at scrape time; this process's attempts by gateway and result. */
   readonly outbox?: {
     readonly backlog: () => Promise<OutboxBacklog>;
@@ -234,15 +236,33 @@ export function createMetrics(
   if (options.retention !== undefined) registerRetention(registry, options.retention);
   if (options.sms !== undefined) registerSms(registry, options.sms);
   const deliveries = options.smsDeliveries;
-  if (deliveries !== undefined)
-    registry.registerMetric(
-      custom({
-        name: 'sis_sms_delivery_total',
-        help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
-        type: 'counter',
-        values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
-      }),
-    );
+  const reportsRefused = options.smsReportsRefused;
+  const reports = [
+    ...(deliveries === undefined
+      ? []
+      : [
+          custom({
+            name: 'sis_sms_delivery_total',
+            help: 'Delivery receipts the SMS gateway sent this process, by status (delivered, failed, undelivered; docs/sms.md).',
+            type: 'counter',
+            values: () => [...deliveries()].map(([status, value]) => ({ labels: { status }, value })),
+          }),
+        ]),
+    ...(reportsRefused === undefined
+      ? []
+      : [
+          custom({
+            name: 'sis_sms_reports_refused_total',
+            help: 'Delivery reports (ours and the providers’) this process refused, by gateway and reason (unauthenticated, braked, malformed…; docs/security.md).',
+            type: 'counter',
+            values: () =>
+              [...reportsRefused].flatMap(([gateway, reasons]) =>
+                [...reasons].map(([reason, value]) => ({ labels: { gateway, reason }, value })),
+              ),
+          }),
+        ]),
+  ];
+  for (const metric of reports) registry.registerMetric(metric);
   if (options.outbox !== undefined) registerOutbox(registry, options.outbox);
   if (options.health !== undefined) registerHealth(registry, options.health);
   collectDefaultMetrics({ register: registry });

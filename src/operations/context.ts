@@ -10,7 +10,10 @@ export interface AuthCodePolicy {
 }
 
 export interface Caller {
+  /** The caller's address, as the SMS guard's lists and /48 counter read it. */
   readonly clientAddress: string;
+  /** The client it counts as (clientKey): what anything that counts or remembers callers keys by. */
+  readonly client: string;
   /**
    * The W3C `traceparent` a request made for this call carries (AuthCode's SMS delivery): our
    * span's while tracing, else undefined (a caller's own header is not passed to a third party).

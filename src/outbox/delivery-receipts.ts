@@ -52,6 +52,10 @@ export class DeliveryReceipts {
     const skew = Math.abs(receipt.at.getTime() - this.now().getTime()) / 1000;
     if (skew > RECEIPT_WINDOW_S)
       return this.refused(401, `stale timestamp: more than ${RECEIPT_WINDOW_S} s from this server's clock`);
+    // Our format is the webhook's: a message another gateway took has its provider's reports, not these.
+    const sent = await this.store.sentMessage({ id: receipt.id });
+    if (sent === null || (sent.gateway !== null && sent.gateway !== 'webhook'))
+      return this.refused(404, `no message ${receipt.id} sent by webhook in the outbox`);
     const result = await this.store.recordReceipt(receipt);
     if (result === 'unknown') return this.refused(404, `no message ${receipt.id} in the outbox`);
     if (result === 'replayed') return this.refused(409, `message ${receipt.id} already holds a receipt as new`);

@@ -127,6 +127,8 @@ export class OutboxWorker {
   private async attempt(message: OutboxMessage): Promise<void> {
     const phone = maskPhone(message.phone);
     const errors: string[] = [];
+    // Whether every gateway tried so far refused the message for good: then no later attempt.
+    let forGood = true;
     for (const [i, gateway] of this.gateways.entries()) {
       let gatewayMessageId: string | null;
       try {
@@ -134,6 +136,7 @@ export class OutboxWorker {
       } catch (err) {
         const text = err instanceof Error ? err.message : String(err);
         errors.push(this.gateways.length > 1 ? `${gateway.name}: ${text}` : text);
+        forGood &&= err instanceof GatewayError && err.kind === 'permanent';
         // The next gateway only when this one surely did not take it: a code is never sent twice.
         const next = i + 1 < this.gateways.length && err instanceof GatewayError && err.kind !== 'unsure';
         if (next) {
@@ -144,7 +147,7 @@ export class OutboxWorker {
           );
           continue;
         }
-        return this.failed(message, phone, gateway.name, errors.join('; '));
+        return this.failed(message, phone, gateway.name, errors.join('; '), forGood);
       }
       this.failedInARow = 0;
       this.count(gateway.name, 'delivered');
@@ -168,15 +171,29 @@ export class OutboxWorker {
     counts?.set(result, (counts.get(result) ?? 0) + 1);
   }
 
-  /** Records a failed attempt (the last gateway tried): another later, or failed for good. */
-  private async failed(message: OutboxMessage, phone: string, gateway: string, error: string): Promise<void> {
+  /**
+   * Records a failed attempt (the last gateway tried): another later, or failed for good, at once
+   * when every gateway tried refused it for good (`forGood`: an invalid or unroutable number).
+   */
+  private async failed(
+    message: OutboxMessage,
+    phone: string,
+    gateway: string,
+    error: string,
+    forGood: boolean,
+  ): Promise<void> {
     const err = new Error(error);
     const health = this.options.health;
-    if (health !== undefined && ++this.failedInARow >= REFUSING_AFTER) health.smsGateway.failed(REFUSING, err);
-    if (message.attempts >= this.options.maxAttempts) {
+    // A number refused for good is the number's fault, not the gateway's: not a step towards "refusing".
+    if (health !== undefined && !forGood && ++this.failedInARow >= REFUSING_AFTER)
+      health.smsGateway.failed(REFUSING, err);
+    if (forGood || message.attempts >= this.options.maxAttempts) {
       this.count(gateway, 'failed');
       await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
-      this.log.error({ outboxId: message.id, phone, attempts: message.attempts, error }, 'outbox: failed for good');
+      this.log.error(
+        { outboxId: message.id, phone, attempts: message.attempts, error },
+        forGood ? 'outbox: refused for good by the gateway; not retried' : 'outbox: failed for good',
+      );
       return;
     }
     this.count(gateway, 'retry');

@@ -4,7 +4,8 @@
  * operation or a service file (with or without `.asmx`). Checked against the contract at start: a
  * name it does not have stops the start, naming the closest it has.
  */
-import { BlockList, isIPv4 } from 'node:net';
+import { listed } from '../address/client-network.js';
+import { cidrBlockList } from '../config/parse-settings.js';
 import type { ShadowMode, ShadowModeSpec } from '../config/parse-settings.js';
 import type { Service } from '../operations/index.js';
 
@@ -84,17 +85,6 @@ function distance(a: string, b: string): number {
 
 /** Whether an address is in the blocks (`addr/prefix`, as SIS_SHADOW_ROUTE_FROM is read). */
 export function trustedAddresses(blocks: readonly string[]): (address: string) => boolean {
-  const list = new BlockList();
-  for (const block of blocks) {
-    const [addr, prefix] = block.split('/') as [string, string];
-    list.addSubnet(addr, Number(prefix), isIPv4(addr) ? 'ipv4' : 'ipv6');
-  }
-  return (address) => {
-    const plain = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
-    try {
-      return list.check(plain, isIPv4(plain) ? 'ipv4' : 'ipv6');
-    } catch {
-      return false;
-    }
-  };
+  const list = cidrBlockList(blocks);
+  return (address) => listed(list, address);
 }

@@ -122,6 +122,7 @@ class ReplayExchange implements Exchange {
   readonly rawHeaders: string[];
   readonly isLocal = false;
   readonly clientAddress = '';
+  readonly client = '';
   /** A replay starts no trace of its own, and never sends an SMS (writes are not replayed). */
   readonly onwardTraceparent = undefined;
   readonly #headers = new Map<string, string>();

@@ -142,19 +142,19 @@ export class ShadowDispatcher {
     if (wanted !== undefined) {
       const trusted = this.parts.trusted?.(ex.clientAddress) === true;
       if (trusted && (wanted === 'ours' || wanted === 'legacy')) return wanted === 'ours' ? 'off' : 'legacy';
-      this.#ignoredRoute(ex.clientAddress, wanted, trusted);
+      this.#ignoredRoute(ex.client, wanted, trusted);
     }
     return modeOf(this.parts.modes, known.route?.service.name ?? null, known.operation?.name ?? null);
   }
 
   /** Once a minute at most: a header ignored is worth a line, not a line per request. */
   #ignoredAt = -Infinity;
-  #ignoredRoute(address: string, wanted: string, trusted: boolean): void {
+  #ignoredRoute(client: string, wanted: string, trusted: boolean): void {
     const now = performance.now();
     if (now - this.#ignoredAt < 60_000) return;
     this.#ignoredAt = now;
     this.parts.log.warn(
-      { client: address, value: wanted.slice(0, 40) },
+      { client, value: wanted.slice(0, 40) },
       trusted
         ? 'shadow: X-Shadow-Route ignored: it is ours or legacy'
         : 'shadow: X-Shadow-Route ignored: the caller is not in SIS_SHADOW_ROUTE_FROM (further ones are not logged for a minute)',

@@ -9,11 +9,11 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { BlockList } from 'node:net';
+import { clientKey, inNetworkList, networkList, siteNetwork } from '../address/client-network.js';
 import type { Logger } from '../logging/logger.js';
 import type { SmsStore } from '../store/sms-types.js';
 import type { AuthCodeOutcome, CounterLimit } from '../store/store.js';
 import { BlockedRangeCache } from './blocked-range-cache.js';
-import { countedNetwork, inNetworkList, networkList, siteNetwork } from './client-network.js';
 import type { NumberType } from './number-types.js';
 import { PhonePolicy } from './phone-policy.js';
 import type { PhoneReading } from './phone-policy.js';
@@ -134,7 +134,7 @@ export class SmsGuard {
       addressHash:
         !counted || velocity.perAddressHour === 0
           ? null
-          : await this.hashAddress(countedNetwork(request.address, velocity.ipv6Prefix)),
+          : await this.hashAddress(clientKey(request.address, velocity.ipv6Prefix)),
       siteHash: site === null ? null : await this.hashAddress(site),
       range: reading.range,
       country: reading.country,

@@ -3,7 +3,7 @@
  * the phone number rules, the velocity limits, the trusted networks and test numbers, and which
  * layers only watch (monitor mode). Every limit is off at 0 (or null).
  */
-import type { Ipv6Prefix } from './client-network.js';
+import type { Ipv6Prefix } from '../address/client-network.js';
 import type { NumberType } from './number-types.js';
 import type { RefusalReason } from './refusal.js';
 
@@ -30,7 +30,7 @@ export interface VelocityLimits {
   /** Growing wait per phone after its hourly limit. */
   readonly backoff: boolean;
   readonly perAddressHour: number;
-  /** IPv6 addresses are counted by this prefix (client-network.ts). */
+  /** A native IPv6 client is counted by this prefix (SIS_CLIENT_IPV6_PREFIX, the rate limit's too: clientKey). */
   readonly ipv6Prefix: Ipv6Prefix;
   /** Codes per native IPv6 client's /48 per clock hour, beside its prefix's (0: not counted). */
   readonly perIpv6SiteHour: number;

@@ -10,16 +10,24 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { findExecutable, run } from '../clients/client-scenario.js';
+import { run } from '../clients/client-scenario.js';
+import {
+  BALANCER_CONFIG as CONFIG,
+  HAPROXY,
+  HAPROXY_SKIP,
+  localConfig,
+  removeBalancerFiles,
+  requestFrom,
+  startBalancer,
+} from '../helpers/balancer.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { refusals, saudiMobiles } from '../helpers/sms-calls.js';
 import { closedPort as freePort, eventually } from '../helpers/sms-gateway.js';
@@ -27,12 +35,8 @@ import { POSTGRES_SKIP, cleanupTargets, newSchema } from '../helpers/store-targe
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { repoRoot, startTestServer } from '../helpers/test-server.js';
 
-const HAPROXY = findExecutable('haproxy') ?? findExecutable('/usr/sbin/haproxy');
-const HAPROXY_SKIP = HAPROXY === null ? 'haproxy not found: install Debian’s haproxy package' : false;
-const CONFIG = readFileSync(join(repoRoot, 'deploy', 'haproxy', 'haproxy.cfg'), 'utf8');
-const dir = mkdtempSync(join(tmpdir(), 'sis-lb-'));
 after(async () => {
-  rmSync(dir, { recursive: true, force: true });
+  removeBalancerFiles();
   await cleanupTargets();
 });
 
@@ -47,23 +51,6 @@ interface Service {
   ports?: string[];
   command?: string[];
   healthcheck?: { test: string[] };
-}
-
-/**
- * The repository's balancer configuration, listening on `port` and sending to `servers` instead
- * of the compose names; from the address `source` when given (the balancer's own, which the
- * instances trust, as compose gives it a fixed one).
- */
-function localConfig(port: number, servers: Record<string, string>, source?: string): string {
-  let text = CONFIG.replace(/^(\s*bind) :8080$/m, `$1 127.0.0.1:${port}`);
-  for (const [name, address] of Object.entries(servers)) {
-    const line = `$1 ${address}${source === undefined ? '' : ` source ${source}`}`;
-    text = text.replace(new RegExp(`^(\\s*server ${name}) ${name}:8080$`, 'm'), line);
-  }
-  assert.notEqual(text, CONFIG);
-  const file = join(dir, `haproxy-${port}.cfg`);
-  writeFileSync(file, text);
-  return file;
 }
 
 const COMPOSE_TEXT = readFileSync(join(repoRoot, 'compose.yaml'), 'utf8');
@@ -204,51 +191,6 @@ describe('load balancer (HAProxy)', () => {
     },
   );
 });
-
-/** One request over its own connection from the local address `from` (127.0.0.0/8 is all loopback). */
-function requestFrom(
-  from: string,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { localAddress: from, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** The repository's balancer in front of `servers`; resolved once a request reaches one of them. */
-async function startBalancer(
-  servers: Record<string, string>,
-  source?: string,
-): Promise<{ url: string; close(): void }> {
-  const port = await freePort();
-  const haproxy: ChildProcess = spawn(HAPROXY!, ['-db', '-f', localConfig(port, servers, source)], {
-    stdio: 'ignore',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await eventually(
-      async () => {
-        const res = await fetch(`${url}/PushNotificationMobile.asmx?disco`).catch(() => null);
-        await res?.arrayBuffer();
-        return res !== null && res.status !== 503 ? true : undefined;
-      },
-      30_000,
-      'an instance in rotation',
-    );
-  } catch (error) {
-    haproxy.kill();
-    throw error;
-  }
-  return { url, close: () => haproxy.kill() };
-}
 
 /** Everything a client might write about its own address, scheme and host. */
 const FORGED: Record<string, string> = {

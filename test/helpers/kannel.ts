@@ -34,7 +34,7 @@ export interface Kannel {
 export async function startKannel(deniedPrefix: string): Promise<Kannel> {
   const dir = mkdtempSync(join(tmpdir(), 'sis-kannel-'));
   const [admin, box, smsc, sendsms] = [await closedPort(), await closedPort(), await closedPort(), await closedPort()];
-  const password = 'kannel-test-password';
+  const password = 'kannel-test-password-of-32-bytes';
   writeFileSync(
     join(dir, 'kannel.conf'),
     `group = core

@@ -17,7 +17,9 @@ export interface StandInRequest {
 
 export interface StandInAnswer {
   readonly status: number;
-  readonly json: unknown;
+  /** The answer's JSON; or, given as `text`, a plain text (Kannel's sendsms answers). */
+  readonly json?: unknown;
+  readonly text?: string;
   /** Answer only after this long (a provider that does not answer in time). */
   readonly delayMs?: number;
 }
@@ -45,8 +47,9 @@ export async function startStandIn(answer: (request: StandInRequest, n: number) 
       const a = answer(request, requests.filter((r) => r.path === request.path).length);
       requests.push(request);
       const send = (): void => {
-        if (!res.writableEnded)
-          res.writeHead(a.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(a.json));
+        if (res.writableEnded) return;
+        if (a.text !== undefined) res.writeHead(a.status, { 'Content-Type': 'text/plain' }).end(a.text);
+        else res.writeHead(a.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(a.json));
       };
       if (a.delayMs === undefined) send();
       else setTimeout(send, a.delayMs).unref();

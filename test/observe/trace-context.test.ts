@@ -13,9 +13,9 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { logCollector } from '../helpers/log-collector.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 import type { ReceivedSms, SmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, postgresTarget, sqliteTarget } from '../helpers/store-targets.js';
@@ -50,17 +50,6 @@ async function recorder(): Promise<{
     received,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-function logCollector(): { stream: Writable; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { stream, lines };
 }
 
 async function get(url: string, headers: Record<string, string> = {}): Promise<void> {

@@ -8,11 +8,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/index.js';
 import { bindingClients } from '../helpers/binding-clients.js';
 import type { BindingClient } from '../helpers/binding-clients.js';
+import { configProblems } from '../helpers/config-problems.js';
 import type { RawResponse } from '../helpers/raw-http.js';
 import { eventually, startSmsGateway } from '../helpers/sms-gateway.js';
 import { sqliteRows } from '../helpers/sqlite-file.js';
@@ -190,15 +191,7 @@ describe('AuthCode delivery and logs', () => {
 });
 
 describe('AuthCode settings', () => {
-  const problems = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-    } catch (error) {
-      if (error instanceof ConfigError) return [...error.problems];
-      throw error;
-    }
-    return [];
-  };
+  const problems = configProblems;
 
   it('defaults: five codes an hour, the default message, no gateway, eight attempts', () => {
     const config = loadConfig({});

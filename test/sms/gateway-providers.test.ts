@@ -24,7 +24,8 @@ after(() => cleanupTargets());
 const PATH = '/sms/reports-7d2a';
 /** The URL the providers are given: the service behind a proxy, as a school runs it. */
 const PUBLIC = `https://sis.school.example${PATH}`;
-const AUTH_TOKEN = 'twilio-auth-token';
+/** As Twilio's console shows it: 32 characters. */
+const AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
 const ACCOUNT = 'AC0123456789abcdef0123456789abcdef';
 
 interface Row {
@@ -109,7 +110,7 @@ describe('Unifonic, then Twilio: the fallback and both providers’ reports', ()
         ...SMS_DEFAULTS,
         SIS_SMS_GATEWAY: 'unifonic,twilio',
         SIS_SMS_UNIFONIC_APP_SID: 'unifonic-app-sid',
-        SIS_SMS_UNIFONIC_WEBHOOK_TOKEN: 'unifonic-webhook-token',
+        SIS_SMS_UNIFONIC_WEBHOOK_TOKEN: 'unifonic-webhook-token-of-32-bytes',
         SIS_SMS_UNIFONIC_API_URL: unifonic.url,
         SIS_SMS_TWILIO_ACCOUNT_SID: ACCOUNT,
         SIS_SMS_TWILIO_AUTH_TOKEN: AUTH_TOKEN,
@@ -203,7 +204,7 @@ describe('Unifonic, then Twilio: the fallback and both providers’ reports', ()
       assert.equal((await twilioReport(second!.id, 'delivered')).status, 404, 'not a message Twilio sent');
 
       // Unifonic's DLR webhook: JSON with MessageID and DLR, at the URL with its token.
-      const unifonicReport = (id: string, dlr: string, token = 'unifonic-webhook-token') =>
+      const unifonicReport = (id: string, dlr: string, token = 'unifonic-webhook-token-of-32-bytes') =>
         post(
           server,
           `/unifonic?token=${token}`,
@@ -255,7 +256,7 @@ describe('Vonage', () => {
       status: 200,
       json: { 'message-count': '1', messages: [{ to: '966501234567', 'message-id': '0A0000001234ABCD', status: '0' }] },
     }));
-    const secret = 'vonage-signature-secret';
+    const secret = 'vonage-signature-secret-32-bytes!';
     const server = await startTestServer({
       env: {
         ...SMS_DEFAULTS,

@@ -17,14 +17,16 @@ export interface Accepted {
 }
 
 /**
- * Why a gateway did not take a message. `refused` (the provider said no: a 4xx, an error code) and
- * `unreachable` (nothing was sent: no connection) let the next gateway of a fallback try; `unsure`
- * (sent, and no answer came: a time-out) stops there, since the provider may have taken it and a
- * second gateway would send the code twice; the outbox tries again later.
+ * Why a gateway did not take a message. `refused` (the provider said no: a 4xx, an error code),
+ * `permanent` (the provider said no and that asking again will not change it: an invalid or
+ * unroutable number, a message it will never take) and `unreachable` (nothing was sent: no
+ * connection) let the next gateway of a fallback try; `unsure` (sent, and no answer came: a
+ * time-out) stops there, since the provider may have taken it and a second gateway would send the
+ * code twice. The outbox tries again later, unless every gateway tried refused for good.
  */
 export class GatewayError extends Error {
   constructor(
-    readonly kind: 'refused' | 'unreachable' | 'unsure',
+    readonly kind: 'refused' | 'permanent' | 'unreachable' | 'unsure',
     message: string,
   ) {
     super(message);
@@ -91,7 +93,13 @@ export function oneLine(text: string): string {
     .slice(0, 200);
 }
 
-/** A 4xx is the provider refusing this message; a 5xx, the provider in trouble: both let the next gateway try. */
-export function httpRefusal(gateway: string, status: number, detail: string): GatewayError {
-  return new GatewayError('refused', `${gateway} answered ${status}${detail === '' ? '' : `: ${oneLine(detail)}`}`);
+/**
+ * A 4xx is the provider refusing this message; a 5xx, the provider in trouble: both let the next
+ * gateway try. `permanent`: the provider's answer says this message will never be taken.
+ */
+export function httpRefusal(gateway: string, status: number, detail: string, permanent = false): GatewayError {
+  return new GatewayError(
+    permanent ? 'permanent' : 'refused',
+    `${gateway} answered ${status}${detail === '' ? '' : `: ${oneLine(detail)}`}`,
+  );
 }

@@ -19,6 +19,13 @@ const FAILED = 2;
 const SMSC_REJECT = 16;
 /** The reports asked for: the final ones only (a buffered or accepted one is on the way). */
 const DLR_MASK = DELIVERED | FAILED | SMSC_REJECT;
+/**
+ * smsbox's answers (403) that refuse this message for good: no route for the number ("Not
+ * routable. Do not try again.") or a number its white- or black-list denies. Its other refusals
+ * are about our request or its own state ("Authorization failed for sendsms", "Temporal failure,
+ * try again later.", a 5xx): tried again later.
+ */
+const FOR_GOOD = /Do not try again|denied by white- and\/or black-lists/i;
 
 export function kannelGateway(
   settings: KannelSettings,
@@ -57,7 +64,7 @@ export function kannelGateway(
         if (/^[03]:/.test(text)) return { gatewayMessageId: null };
         throw new GatewayError('refused', `kannel answered ${res.status}: ${oneLine(text)}`);
       }
-      throw httpRefusal('kannel', res.status, text);
+      throw httpRefusal('kannel', res.status, text, res.status === 403 && FOR_GOOD.test(text));
     },
     async probe(probeMs) {
       // The credentials without a receiver: 400 "Missing receiver number" says both are right, and sends nothing.

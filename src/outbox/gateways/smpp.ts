@@ -37,6 +37,15 @@ const STAT: Readonly<Record<string, 'delivered' | 'undelivered' | 'failed' | nul
 /** message_state TLV values, the same states by number. */
 const STATE_STAT = ['', 'ENROUTE', 'DELIVRD', 'EXPIRED', 'DELETED', 'UNDELIV', 'ACCEPTD', 'UNKNOWN', 'REJECTD'];
 
+/**
+ * submit_sm_resp command_status values (SMPP 3.4, 5.1.3) that refuse this message for good:
+ * ESME_RINVMSGLEN 0x01, ESME_RINVDSTADR 0x0B, ESME_RINVDSTTON 0x50, ESME_RINVDSTNPI 0x51,
+ * ESME_RX_P_APPN 0x64 (the receiver's permanent error), ESME_RX_R_APPN 0x65 (rejected). The others
+ * (ESME_RTHROTTLED 0x58, ESME_RMSGQFUL 0x14, ESME_RSYSERR 0x08, ESME_RX_T_APPN 0x63…) are tried
+ * again later.
+ */
+const FOR_GOOD = new Set([0x01, 0x0b, 0x50, 0x51, 0x64, 0x65]);
+
 /** A deliver_sm read as a receipt; null: not one (a mobile-originated message, which is not ours to read). */
 export function smppReceipt(pdu: Pdu): ProviderReceipt | null {
   if (((pdu.esm_class ?? 0) & RECEIPT_BITS) !== SMSC_RECEIPT) return null;
@@ -185,7 +194,7 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
         });
         if (pdu.command_status !== 0)
           throw new GatewayError(
-            'refused',
+            FOR_GOOD.has(pdu.command_status) ? 'permanent' : 'refused',
             `smpp: submit_sm refused (command_status 0x${pdu.command_status.toString(16)})`,
           );
         return { gatewayMessageId: pdu.message_id ?? null };

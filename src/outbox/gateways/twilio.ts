@@ -37,6 +37,15 @@ const ON_THE_WAY = new Set([
   'canceled',
 ]);
 
+/**
+ * Twilio's error codes that refuse this number for good (its Error and Warning Dictionary): 21211
+ * invalid 'To', 21214 cannot be reached, 21217 not a valid number, 21401 invalid number, 21407 a
+ * type that takes no SMS, 21408 a region the account may not send to, 21610 the recipient
+ * unsubscribed (STOP), 21612 not reachable by SMS, 21614 not a mobile. Any other refusal (20429
+ * too many requests, 20003 authentication, a 5xx) is tried again later.
+ */
+const FOR_GOOD = new Set([21211, 21214, 21217, 21401, 21407, 21408, 21610, 21612, 21614]);
+
 export function twilioGateway(
   settings: TwilioSettings,
   senderId: string | null,
@@ -64,7 +73,12 @@ export function twilioGateway(
       }
       const answer = (await res.json().catch(() => ({}))) as { sid?: unknown; code?: unknown; message?: unknown };
       if (res.status !== 201 && res.status !== 200)
-        throw httpRefusal('twilio', res.status, `${String(answer.code ?? '')} ${String(answer.message ?? '')}`.trim());
+        throw httpRefusal(
+          'twilio',
+          res.status,
+          `${String(answer.code ?? '')} ${String(answer.message ?? '')}`.trim(),
+          FOR_GOOD.has(Number(answer.code)),
+        );
       return { gatewayMessageId: typeof answer.sid === 'string' ? answer.sid : null };
     },
     async probe(probeMs) {

@@ -13,6 +13,14 @@ import { callbackParams } from './callback-params.js';
 import { fetchFailure, GatewayError, httpRefusal, oneLine } from './gateway.js';
 import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
 
+/**
+ * Unifonic's codes (as its HTTP status or the answer's errorCode) that refuse this message for
+ * good (its REST API's status codes): 410 invalid recipient format, 412 body too long, 481 no such
+ * country, 482 invalid destination number, 483 no operator for it. The others (401 authentication,
+ * 429 too many requests, a 5xx…) are tried again later.
+ */
+const FOR_GOOD = /^(?:ER-?)?(?:410|412|481|482|483)$/i;
+
 export function unifonicGateway(settings: UnifonicSettings, senderId: string | null, timeoutMs: number): Gateway {
   return {
     name: 'unifonic',
@@ -42,10 +50,12 @@ export function unifonicGateway(settings: UnifonicSettings, senderId: string | n
         message?: unknown;
         data?: { MessageID?: unknown };
       } | null;
-      if (res.status >= 400) throw httpRefusal('unifonic', res.status, String(answer?.message ?? ''));
+      const code = String(answer?.errorCode ?? '');
+      if (res.status >= 400)
+        throw httpRefusal('unifonic', res.status, String(answer?.message ?? ''), FOR_GOOD.test(`${res.status}`));
       if (answer?.success !== true && answer?.success !== 'true')
         throw new GatewayError(
-          'refused',
+          FOR_GOOD.test(code) ? 'permanent' : 'refused',
           `unifonic ${String(answer?.errorCode ?? 'answered')}: ${oneLine(String(answer?.message ?? ''))}`,
         );
       const id = answer.data?.MessageID;
@@ -72,7 +82,7 @@ export function unifonicGateway(settings: UnifonicSettings, senderId: string | n
       if (given.length !== expected.length || !timingSafeEqual(given, expected))
         return { refused: 401, text: "bad token: expected the token= of the webhook URL set in Unifonic's console" };
       const params = callbackParams(callback);
-      if (params === null) return { refused: 400, text: 'expected a form or a flat JSON object' };
+      if (typeof params === 'string') return { refused: 400, text: params };
       const id = params.get('MessageID') ?? '';
       if (!/^[A-Za-z0-9-]{1,64}$/.test(id))
         return { refused: 400, text: 'MessageID: expected the id Unifonic gave the message' };

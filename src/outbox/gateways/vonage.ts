@@ -6,7 +6,9 @@
  * `error-text` says why. Delivery receipts are signed (the account's signed webhooks): `sig` over
  * every other parameter sorted by name as `&name=value` (`&` and `=` in values as `_`), MD5 of
  * that and the signature secret (`md5hash`, the dashboard's default) or its HMAC under the secret
- * (md5, sha1, sha256, sha512); the signed `timestamp` must be within 5 minutes.
+ * (md5, sha1, sha256, sha512); the signed `timestamp` must be within 5 minutes. Every parameter
+ * given is signed: a receipt whose parameters do not say one text each (a null, a list, a name
+ * twice, `&` or `=` in a value) is refused before the signature is checked.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { VonageSettings } from '../../config/gateway-settings.js';
@@ -39,6 +41,15 @@ const STATUS: Readonly<Record<string, 'delivered' | 'undelivered' | 'failed'>> =
   failed: 'undelivered',
   rejected: 'failed',
 };
+
+/**
+ * Vonage's SMS API statuses that refuse this message for good (its API errors): 3 invalid
+ * parameters, 6 invalid message (an unrecognised number prefix), 7 number barred, 12 message too
+ * long, 15 invalid sender address, 22 invalid network code, 29 non-whitelisted destination, 33
+ * number de-activated. The others (1 throttled, 4 credentials, 5 internal error, 9 quota…) are
+ * tried again later.
+ */
+const FOR_GOOD = new Set(['3', '6', '7', '12', '15', '22', '29', '33']);
 
 export function vonageGateway(
   settings: VonageSettings,
@@ -81,7 +92,7 @@ export function vonageGateway(
       if (first === undefined) throw new GatewayError('refused', 'vonage answered without a message status');
       if (String(first.status) !== '0')
         throw new GatewayError(
-          'refused',
+          FOR_GOOD.has(String(first.status)) ? 'permanent' : 'refused',
           `vonage status ${String(first.status)}: ${oneLine(String(first['error-text'] ?? ''))}`,
         );
       return { gatewayMessageId: typeof first['message-id'] === 'string' ? first['message-id'] : null };
@@ -107,7 +118,11 @@ export function vonageGateway(
       if (settings.signatureSecret === null)
         return { refused: 401, text: 'SIS_SMS_VONAGE_SIGNATURE_SECRET is not set: unsigned receipts are refused' };
       const params = callbackParams(callback);
-      if (params === null) return { refused: 400, text: 'expected a form, a query or a flat JSON object' };
+      if (typeof params === 'string') return { refused: 400, text: params };
+      // Vonage writes `&` and `=` in values as `_` before signing: such a value is one of several that sign alike.
+      const spoilt = [...params].find(([k, v]) => k !== 'sig' && /[&=]/.test(v));
+      if (spoilt !== undefined)
+        return { refused: 400, text: `${spoilt[0]}: a value with & or = cannot be told from others signed alike` };
       const given = Buffer.from((params.get('sig') ?? '').toLowerCase());
       const expected = Buffer.from(
         vonageSignature(settings.signatureMethod, settings.signatureSecret, params).toLowerCase(),

@@ -312,6 +312,10 @@ async function openOwnStore(
 ): Promise<ServiceStore> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
+    // Deadlines below any client's and the balancer's time-out (docs/operations.md, Partitions).
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    maxWaiting: config.databaseMaxWaiting,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
     onBackgroundError: (err) => {

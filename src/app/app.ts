@@ -135,13 +135,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
-  const dispatcher = new Dispatcher(
-    services,
-    config,
-    context,
-    new MetadataEndpoint(config.namespace),
-    () => health.database.failingSince,
-  );
+  const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace), true);
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry, health });
   // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
   const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);

@@ -11,7 +11,8 @@
  * - A transaction (Kysely's plain `begin`) must end within `queryTimeoutMs` of its begin, and tells
  *   the server so: `sis.commit_by` (this host's clock), which migration 12's deferred trigger
  *   checks at COMMIT on auth_codes. A COMMIT that reaches the server after we gave up (sent into
- *   a partition, delivered when it ends) rolls back instead of storing a code nobody was told of.
+ *   a partition, delivered when it ends) rolls back instead of storing a code nobody was told of;
+ *   and idle_in_transaction_session_timeout, so the server ends a transaction we abandoned.
  * - A deadline passed or a connection refused opens the breaker: every call fails at once
  *   (ERR_DB_UNAVAILABLE, the database unavailable: reads answer their stale answers) without
  *   touching the pool, while one probe at a time (`select 1` on a pooled connection, under the
@@ -170,9 +171,10 @@ class DeadlineClient implements PostgresPoolClient {
       // The server is told the deadline with the begin (one round trip): see migration 12.
       this.#transactionEnds = Date.now() + this.guard.options.queryTimeoutMs;
       const commitBy = this.#transactionEnds - Math.floor(this.guard.options.queryTimeoutMs / COMMIT_MARGIN);
-      return this.timed(() => client.query(`begin; select set_config('sis.commit_by', '${commitBy}', true)`)).then(
-        (result) => first<R>(result),
-      );
+      // Transaction-local (PgBouncer's transaction pooling keeps it); the server also ends the
+      // transaction if we leave it idle past the deadline, so its locks do not hold other instances.
+      const local = `select set_config('sis.commit_by', '${commitBy}', true), set_config('idle_in_transaction_session_timeout', '${this.guard.options.queryTimeoutMs}', true)`;
+      return this.timed(() => client.query(`begin; ${local}`)).then((result) => first<R>(result));
     }
     const ends = sql === 'commit' || sql === 'rollback';
     const result = this.timed(() => client.query(sql, [...(parameters ?? [])]));

@@ -40,8 +40,7 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
     // Finds peers that vanished without closing (a failed-over host) on idle connections too.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    // With deadlines, the server also ends a transaction we abandoned (its locks held meanwhile).
-    ...startupOptions(schema, queryTimeoutMs > 0 ? [`-c idle_in_transaction_session_timeout=${queryTimeoutMs}`] : []),
+    ...startupOptions(schema, []),
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
   });
   const onError = options.onBackgroundError ?? (() => undefined);

@@ -28,8 +28,8 @@ export class AnswerCache {
   #bytes = 0;
   hits = 0;
   misses = 0;
-  /** The data version read last and when its read began (stale-answers.ts), null before the first. */
-  seen: VersionSeen | null = null;
+  /** The data version read last and when its read began (stale-answers.ts); version null before the first. */
+  readonly seen: VersionSeen = { version: null, at: 0 };
 
   constructor(readonly maxBytes: number) {}
 
@@ -66,7 +66,10 @@ export class AnswerCache {
   /** The answer kept for `key` at `version`, a version read from the database (begun at `at`). */
   get(key: string, version: string, at = Date.now()): Reply | undefined {
     // The newest version read, and when: a stale answer made at it was current then, no later.
-    if (this.seen === null || at >= this.seen.at) this.seen = { version, at };
+    if (at >= this.seen.at) {
+      this.seen.version = version;
+      this.seen.at = at;
+    }
     const entry = this.#entries.get(key);
     if (entry === undefined || entry.version !== version) {
       this.misses++;

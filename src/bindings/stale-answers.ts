@@ -1,6 +1,6 @@
 import { isStreamed } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';
-import { databaseCondition } from '../store/db-errors.js';
+import { databaseCondition, errorCode } from '../store/db-errors.js';
 import type { Exchange } from './types.js';
 
 /** How stale answers are kept and told fresh enough. */
@@ -14,9 +14,10 @@ export interface StaleOptions {
 
 /** When the data version was last read from the database, and which it was (the answer cache's). */
 export interface VersionSeen {
-  readonly version: string | null;
+  /** Null before the first read. */
+  version: string | null;
   /** When the read of it began (ms since the epoch): it was current at least then. */
-  readonly at: number;
+  at: number;
 }
 
 interface Entry {
@@ -35,8 +36,8 @@ interface Entry {
  * database does not answer, as HTTP caches do with `stale-if-error` (RFC 5861): a blip of the
  * database every instance shares should not turn away a reader whose answer cannot have changed,
  * since every change goes through that database. Written only when an answer is made, read only
- * when a call failed because the database is unavailable (not for a refused argument, a full disk
- * or a read-only database): while the database answers nothing here is ever served, so the first
+ * when a call failed because the database is unavailable or too many calls wait for it already
+ * (not for a refused argument, a full disk or a read-only database): while the database answers nothing here is ever served, so the first
  * change after it comes back is seen as before.
  *
  * An answer is served while the database confirmed it current at most `maxAgeMs` ago: one made
@@ -107,7 +108,9 @@ export class StaleAnswers {
    */
   answer(key: string, cause: unknown, seen: VersionSeen | null): Reply | undefined {
     const entry = this.#shared.get(key) ?? this.#single.get(key);
-    if (entry === undefined || databaseCondition(cause) !== 'unavailable') return undefined;
+    if (entry === undefined) return undefined;
+    // The database unavailable, or too many calls already waiting for it (the bound answers at once).
+    if (databaseCondition(cause) !== 'unavailable' && errorCode(cause) !== 'ERR_DB_BUSY') return undefined;
     let knownAt = entry.at;
     if (entry.version !== null) {
       // The data changed after it was made (or no read tells): it may not be today's answer.

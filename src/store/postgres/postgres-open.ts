@@ -52,10 +52,14 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
   pool.on('error', () => undefined);
   const guarded =
     queryTimeoutMs > 0 ? new DeadlinePool(pool, { queryTimeoutMs, maxWaiting: options.maxWaiting ?? 100 }) : null;
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded ?? pool }) });
+  const plain = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = guarded === null ? plain : new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
   const queries = guarded ?? { queryArray: <R extends unknown[]>(config: QueryArrayConfig) => pool.query<R>(config) };
   try {
-    const opened = { db, dialect: postgres, schema, close: () => db.destroy() };
+    // Migrations run without the deadlines: an index built on a large table, or the wait for
+    // another instance's migration lock, may take longer than any request should. (Either Kysely
+    // ends the one pool when destroyed: `db` is.)
+    const opened = { db: plain, dialect: postgres, schema, close: () => db.destroy() };
     return await readyStore(opened, options.migrations ?? 'apply', (applied) =>
       postgresParts({ pool, queries, db, schema, poolSize }, applied),
     );

@@ -9,16 +9,19 @@
  * answer is never older than promised, whoever changed the data (`sis import` in another process).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
 import { eventually } from '../helpers/eventually.js';
+import { SCHOOL_A, writeSchoolChange } from '../helpers/school-change.js';
 import { runSis, startServe, stopServe } from '../helpers/serve-process.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { adminClient, cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from '../helpers/store-targets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { ask as askWithin, authCode as authCodeWithin, FAULT } from '../helpers/timed-requests.js';
+import type { Answer } from '../helpers/timed-requests.js';
 
 after(cleanupTargets);
 
@@ -35,30 +38,10 @@ const ENV = {
 };
 /** Answered within the deadlines, with room for a loaded machine; still well before the balancer's. */
 const BOUND_MS = 6000;
-const SCHOOL_A = 'http://school-a.example';
 const TOKEN = (id: string) => `/PushNotificationMobile.asmx/GetTokenDevice?id=${id}`;
 const SCHOOL = `/NotificationNotes.asmx/GetStudentSchool?school_base_url=${encodeURIComponent(SCHOOL_A)}&show_active=1`;
-const FAULT = /^The service could not complete the request\. The error has been logged\.\r\n$/;
-
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-  readonly ms: number;
-}
-
-async function ask(base: string, path: string, init: RequestInit = {}): Promise<Answer> {
-  const started = performance.now();
-  const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
-  const body = await res.text();
-  return { status: res.status, body, ms: performance.now() - started };
-}
-
-const authCode = (base: string, phone: string): Promise<Answer> =>
-  ask(base, '/AuthCodeSending.asmx/AuthCode', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: `code=4321&phone=${encodeURIComponent(phone)}`,
-  });
+const ask = (base: string, path: string): Promise<Answer> => askWithin(base, path, CLIENT_TIMEOUT_MS);
+const authCode = (base: string, phone: string): Promise<Answer> => authCodeWithin(base, phone, CLIENT_TIMEOUT_MS);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -275,22 +258,7 @@ describe('a PostgreSQL partition', { skip: POSTGRES_SKIP ?? undefined }, () => {
         const before = await ask(s.url, SCHOOL);
         assert.equal(before.status, 200, before.body);
         // Another process changes the school's list, straight to the database; this instance reads nothing meanwhile.
-        const change = join(work, 'change.json');
-        writeFileSync(
-          change,
-          JSON.stringify({
-            students: [
-              {
-                id_student: '1',
-                fullName: 'Renamed Meanwhile',
-                id_device: 'dev-001',
-                ShowActive: '1',
-                school_base_url: SCHOOL_A,
-              },
-            ],
-            devices: [],
-          }),
-        );
+        const change = writeSchoolChange(work, 'Renamed Meanwhile');
         const imported = await runSis(['import', change], direct);
         assert.equal(imported.code, 0, imported.stderr);
         // The database stops (as in the issue; a partition meets the same rule, after the deadline).

@@ -141,13 +141,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
-  const dispatcher = new Dispatcher(
-    services,
-    config,
-    context,
-    new MetadataEndpoint(config.namespace),
-    () => health.database.failingSince,
-  );
+  const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace), true);
   const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry, health });
   // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
   const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
@@ -321,6 +315,10 @@ async function openOwnStore(
 ): Promise<ServiceStore> {
   const options: OpenStoreOptions = {
     poolSize: config.databasePoolSize,
+    // Deadlines below any client's and the balancer's time-out (docs/operations.md, Partitions).
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    maxWaiting: config.databaseMaxWaiting,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
     onBackgroundError: (err) => {

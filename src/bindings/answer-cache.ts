@@ -1,6 +1,7 @@
 import type { Reply } from '../reply/reply.js';
 import type { Store } from '../store/store.js';
 import { sizeOf } from './stale-answers.js';
+import type { VersionSeen } from './stale-answers.js';
 import type { Call } from './types.js';
 
 /** A cacheable call's key and the data version read for it, and the answer kept for both if any. */
@@ -27,8 +28,8 @@ export class AnswerCache {
   #bytes = 0;
   hits = 0;
   misses = 0;
-  /** The data version read last (stale-answers.ts), null before the first. */
-  lastVersion: string | null = null;
+  /** The data version read last and when its read began (stale-answers.ts); version null before the first. */
+  readonly seen: VersionSeen = { version: null, at: 0 };
 
   constructor(readonly maxBytes: number) {}
 
@@ -46,6 +47,8 @@ export class AnswerCache {
   lookUp(binding: string, call: Call, store: Pick<Store, 'dataVersion'>): Kept | null | Promise<Kept | null> {
     const key = this.key(binding, call);
     if (key === null) return null;
+    // The version read from here on was current at least now (the read begins after this).
+    const at = Date.now();
     let version: ReturnType<NonNullable<Store['dataVersion']>>;
     try {
       version = store.dataVersion?.() ?? null;
@@ -53,16 +56,20 @@ export class AnswerCache {
       return null;
     }
     if (version === null) return null;
-    if (typeof version === 'string') return { key, version, reply: this.get(key, version) };
+    if (typeof version === 'string') return { key, version, reply: this.get(key, version, at) };
     return Promise.resolve(version).then(
-      (v) => (v === null ? null : { key, version: v, reply: this.get(key, v) }),
+      (v) => (v === null ? null : { key, version: v, reply: this.get(key, v, at) }),
       () => null,
     );
   }
 
-  get(key: string, version: string): Reply | undefined {
-    // The newest version read: a stale answer made at it was current until the database stopped answering.
-    this.lastVersion = version;
+  /** The answer kept for `key` at `version`, a version read from the database (begun at `at`). */
+  get(key: string, version: string, at = Date.now()): Reply | undefined {
+    // The newest version read, and when: a stale answer made at it was current then, no later.
+    if (at >= this.seen.at) {
+      this.seen.version = version;
+      this.seen.at = at;
+    }
     const entry = this.#entries.get(key);
     if (entry === undefined || entry.version !== version) {
       this.misses++;

@@ -11,7 +11,7 @@ import { METHOD_NOT_ALLOWED, NO_SUCH_DESCRIPTION, NOT_FOUND, unrecognizedFormat 
 import { buildRouteSets, findRoute } from './route.js';
 import type { RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
-import { StaleAnswers } from './stale-answers.js';
+import { staleClient, StaleAnswers } from './stale-answers.js';
 import type { Binding, Call, Exchange, Outcome, Read, Route, ServiceRoutes } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
@@ -35,8 +35,8 @@ export class Dispatcher {
     private readonly config: Config,
     private readonly context: OperationContext,
     private readonly metadata: MetadataEndpoint,
-    /** The service's own dispatcher (not the shadow's dry run or replay): since when the database has not answered. */
-    databaseDownSince?: () => number | null,
+    /** The service's own dispatcher (not the shadow's dry run or replay): keeps reads' answers for when the database does not answer. */
+    keepStale = false,
   ) {
     const envelope = { maxDepth: config.maxXmlDepth, maxAttributes: 256, maxParams: 1024 };
     this.routes = buildRouteSets(
@@ -44,9 +44,9 @@ export class Dispatcher {
     );
     this.cache = config.answerCacheBytes > 0 ? new AnswerCache(config.answerCacheBytes) : null;
     this.stale =
-      databaseDownSince === undefined || config.staleIfErrorMs === 0 || config.staleAnswersBytes === 0
+      !keepStale || config.staleIfErrorMs === 0 || config.staleAnswersBytes === 0
         ? null
-        : new StaleAnswers({ maxAgeMs: config.staleIfErrorMs, maxBytes: config.staleAnswersBytes, databaseDownSince });
+        : new StaleAnswers({ maxAgeMs: config.staleIfErrorMs, maxBytes: config.staleAnswersBytes });
   }
 
   /**
@@ -148,7 +148,7 @@ export class Dispatcher {
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
       if (this.stale !== null && call.op.writes !== true) {
         const key = kept?.key ?? answerKey(binding.name, call);
-        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null);
+        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null, staleClient(ex));
       }
       return { service: routes.name, binding: binding.name, operation, reply };
     };
@@ -179,7 +179,7 @@ export class Dispatcher {
   private staleFor(binding: Binding, call: Call, cause: unknown): Reply | undefined {
     if (this.stale === null || call.op.writes === true) return undefined;
     const key = answerKey(binding.name, call);
-    return key === null ? undefined : this.stale.answer(key, cause, this.cache?.lastVersion ?? null);
+    return key === null ? undefined : this.stale.answer(key, cause, this.cache?.seen ?? null);
   }
 
   /** What the cache holds for a cacheable call (see AnswerCache.lookUp); null for any other. */

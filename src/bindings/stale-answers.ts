@@ -1,16 +1,23 @@
 import { isStreamed } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';
-import { databaseCondition } from '../store/db-errors.js';
+import { databaseCondition, errorCode } from '../store/db-errors.js';
+import type { Exchange } from './types.js';
 
 /** How stale answers are kept and told fresh enough. */
 export interface StaleOptions {
   /** The longest an answer is served after it was last known current (SIS_STALE_IF_ERROR_MS). */
   readonly maxAgeMs: number;
-  /** Bytes of answers kept (SIS_STALE_ANSWERS_BYTES); most recently made kept first. */
+  /** Bytes of answers kept (SIS_STALE_ANSWERS_BYTES). */
   readonly maxBytes: number;
-  /** Since when the database has not answered (ms since the epoch), null while it answers. */
-  readonly databaseDownSince: () => number | null;
   readonly now?: () => number;
+}
+
+/** When the data version was last read from the database, and which it was (the answer cache's). */
+export interface VersionSeen {
+  /** Null before the first read. */
+  version: string | null;
+  /** When the read of it began (ms since the epoch): it was current at least then. */
+  at: number;
 }
 
 interface Entry {
@@ -20,6 +27,8 @@ interface Entry {
   readonly version: string | null;
   /** When it was made. */
   readonly at: number;
+  /** The one client that asked for it, or null once a second one did (kept before any client's own). */
+  readonly client: string | null;
 }
 
 /**
@@ -27,18 +36,28 @@ interface Entry {
  * database does not answer, as HTTP caches do with `stale-if-error` (RFC 5861): a blip of the
  * database every instance shares should not turn away a reader whose answer cannot have changed,
  * since every change goes through that database. Written only when an answer is made, read only
- * when a call failed because the database is unavailable (not for a refused argument, a full disk
- * or a read-only database): while the database answers nothing here is ever served, so the first
+ * when a call failed because the database is unavailable or too many calls wait for it already
+ * (not for a refused argument, a full disk or a read-only database): while the database answers nothing here is ever served, so the first
  * change after it comes back is seen as before.
  *
- * An answer is served while it was known current at most `maxAgeMs` ago: one made with a data
- * version (the answer cache's) is current as long as that version is the last this instance read,
- * that is until the database stopped answering; any other since it was made (each request made it
- * again). Bounded by bytes, the most recently made kept; an answer over an eighth of the budget,
- * or a streamed one, is not kept. Keys are the answer cache's (binding, operation, arguments).
+ * An answer is served while the database confirmed it current at most `maxAgeMs` ago: one made
+ * with a data version (the answer cache's) was current when this instance last read that same
+ * version from the database (any request's read: a change by another instance, an import or an
+ * erasure moves it); any other, when it was made. Never "until the database stopped answering":
+ * what changed since the last read is not known.
+ *
+ * Bounded by bytes. An answer asked by one client only is kept in that client's share (an eighth
+ * of the budget: its own oldest leave first), and leaves before any answer two clients asked for,
+ * so one client's one-off ids cannot push out what many ask for. An answer over an eighth of the
+ * budget, or a streamed one, is not kept. Keys are the answer cache's (binding, operation, arguments).
  */
 export class StaleAnswers {
-  readonly #entries = new Map<string, Entry>();
+  /** Answers two clients or more asked for; most recently made last. */
+  readonly #shared = new Map<string, Entry>();
+  /** Answers one client asked for; most recently made last. */
+  readonly #single = new Map<string, Entry>();
+  /** Each client's answers in #single (keys, most recently made last) and their bytes. */
+  readonly #clients = new Map<string, { bytes: number; readonly keys: Set<string> }>();
   readonly #now: () => number;
   #bytes = 0;
   /** Answers served from here (sis_answers_stale_total). */
@@ -48,42 +67,57 @@ export class StaleAnswers {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Keeps the answer just made for `key` (replacing the one before). */
-  keep(key: string, reply: Reply, version: string | null): void {
+  /** Keeps the answer just made for `key` (replacing the one before), asked by `client` (clientKey). */
+  keep(key: string, reply: Reply, version: string | null, client: string): void {
     const bytes = sizeOf(reply);
     if (bytes === null) return;
     const size = bytes + key.length * 2;
-    if (size > this.options.maxBytes / 8) return;
-    const old = this.#entries.get(key);
-    if (old !== undefined) {
-      // Most recently made last: the Map's order is the eviction order.
-      this.#entries.delete(key);
-      this.#bytes -= old.bytes;
+    const share = this.options.maxBytes / 8;
+    if (size > share) return;
+    const old = this.#shared.get(key) ?? this.#single.get(key);
+    const owner = old === undefined || old.client === client ? client : null;
+    if (old !== undefined) this.#drop(key, old);
+    const entry: Entry = { reply, bytes: size, version, at: this.#now(), client: owner };
+    if (owner === null) this.#shared.set(key, entry);
+    else {
+      this.#single.set(key, entry);
+      let mine = this.#clients.get(owner);
+      if (mine === undefined) this.#clients.set(owner, (mine = { bytes: 0, keys: new Set() }));
+      mine.bytes += size;
+      mine.keys.add(key);
+      this.#bytes += size;
+      // The client's own oldest leave first, past its share.
+      for (const k of mine.keys) {
+        if (mine.bytes <= share) break;
+        this.#drop(k, this.#single.get(k)!);
+      }
     }
-    this.#entries.set(key, { reply, bytes: size, version, at: this.#now() });
-    this.#bytes += size;
-    if (this.#bytes <= this.options.maxBytes) return;
-    for (const [k, e] of this.#entries) {
-      if (this.#bytes <= this.options.maxBytes) break;
-      this.#entries.delete(k);
-      this.#bytes -= e.bytes;
-    }
+    if (owner === null) this.#bytes += size;
+    // Past the budget, answers one client asked leave before those several did, oldest first.
+    for (const from of [this.#single, this.#shared])
+      for (const [k, e] of from) {
+        if (this.#bytes <= this.options.maxBytes) return;
+        this.#drop(k, e);
+      }
   }
 
   /**
    * The answer to serve instead of the failure `cause`, or undefined: only when the database is
-   * unavailable and an answer for `key` was known current within maxAgeMs. `lastVersion` is the
-   * last data version this instance read (the answer cache's), null when none is read.
+   * unavailable and an answer for `key` was known current within maxAgeMs. `seen`: the data
+   * version this instance read last, and when.
    */
-  answer(key: string, cause: unknown, lastVersion: string | null): Reply | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined || databaseCondition(cause) !== 'unavailable') return undefined;
-    const now = this.#now();
-    let knownAt: number;
-    if (entry.version === null) knownAt = entry.at;
-    else if (entry.version === lastVersion) knownAt = this.options.databaseDownSince() ?? now;
-    else return undefined; // the data changed after it was made: it may not be today's answer
-    if (now - knownAt > this.options.maxAgeMs) return undefined;
+  answer(key: string, cause: unknown, seen: VersionSeen | null): Reply | undefined {
+    const entry = this.#shared.get(key) ?? this.#single.get(key);
+    if (entry === undefined) return undefined;
+    // The database unavailable, or too many calls already waiting for it (the bound answers at once).
+    if (databaseCondition(cause) !== 'unavailable' && errorCode(cause) !== 'ERR_DB_BUSY') return undefined;
+    let knownAt = entry.at;
+    if (entry.version !== null) {
+      // The data changed after it was made (or no read tells): it may not be today's answer.
+      if (seen === null || entry.version !== seen.version) return undefined;
+      knownAt = Math.max(knownAt, seen.at);
+    }
+    if (this.#now() - knownAt > this.options.maxAgeMs) return undefined;
     this.served++;
     return entry.reply;
   }
@@ -91,6 +125,28 @@ export class StaleAnswers {
   get bytes(): number {
     return this.#bytes;
   }
+
+  #drop(key: string, entry: Entry): void {
+    this.#bytes -= entry.bytes;
+    if (entry.client === null) {
+      this.#shared.delete(key);
+      return;
+    }
+    this.#single.delete(key);
+    const mine = this.#clients.get(entry.client)!;
+    mine.bytes -= entry.bytes;
+    mine.keys.delete(key);
+    if (mine.keys.size === 0) this.#clients.delete(entry.client);
+  }
+}
+
+/**
+ * The client a stale answer is counted for: the service's one notion of a client
+ * (src/address/client-network.ts: every spelling of an IPv4 address one client, an IPv6 one by its
+ * prefix), so one client cannot pass for many by rotating its addresses.
+ */
+export function staleClient(ex: Pick<Exchange, 'client'>): string {
+  return ex.client;
 }
 
 /** Bytes held by a reply's body (UTF-16 strings count twice); null for a streamed one. */

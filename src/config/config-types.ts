@@ -88,6 +88,12 @@ export interface Config {
   readonly databasePoolSize: number;
   /** PostgreSQL: longest a statement may run (0 = no limit); SQLite: longest wait for the write lock. Null: the store's default. */
   readonly databaseStatementTimeoutMs: number | null;
+  /** PostgreSQL: longest wait for a connection, new or pooled. */
+  readonly databaseConnectTimeoutMs: number;
+  /** PostgreSQL: longest wait for a query or a transaction, measured here (0: none). */
+  readonly databaseQueryTimeoutMs: number;
+  /** PostgreSQL: calls waiting for a connection at once; more fail at once. */
+  readonly databaseMaxWaiting: number;
   /** Students read per page; a list longer than one page is streamed. 0: never stream. */
   readonly listPageRows: number;
   /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */

@@ -103,6 +103,25 @@ export const SETTINGS = defineSettings([
     meaning: 'PostgreSQL: longest statement (0 = no limit); SQLite: longest wait for the write lock (default 5000)',
   },
   {
+    name: 'SIS_DATABASE_CONNECT_TIMEOUT_MS',
+    kind: int(100, 600_000),
+    default: '2000',
+    meaning: 'PostgreSQL: longest wait for a connection, a new one or a free one of the pool',
+  },
+  {
+    name: 'SIS_DATABASE_QUERY_TIMEOUT_MS',
+    kind: int(0, 600_000),
+    default: '3000',
+    meaning:
+      'PostgreSQL: longest wait for a query, and a transaction from begin to commit, measured here; past it the connection is dropped and calls fail at once until a probe finds the database back (0 = none)',
+  },
+  {
+    name: 'SIS_DATABASE_MAX_WAITING',
+    kind: int(1, 1_000_000),
+    default: '100',
+    meaning: 'PostgreSQL: calls of one process waiting for a connection at once; more get the server fault at once',
+  },
+  {
     name: 'SIS_ANSWER_CACHE_BYTES',
     kind: int(0, GIB),
     default: '16777216',

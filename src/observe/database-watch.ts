@@ -11,7 +11,7 @@ const UNAVAILABLE: Problem = {
   what: 'unavailable',
   level: 'error',
   meanwhile:
-    'reads this instance answered lately are answered the same (SIS_STALE_IF_ERROR_MS), other requests with a server fault (HTTP 500); /readyz stays 200 (every instance shares the database); the pool reconnects by itself; check the database server and the network',
+    'reads this instance answered lately are answered the same (SIS_STALE_IF_ERROR_MS), other requests with a server fault (HTTP 500); /readyz stays 200 (every instance shares the database); no request waits for it meanwhile (PostgreSQL: one probe at a time finds out when it is back); check the database server and the network',
 };
 const DISK_FULL: Problem = {
   what: 'failing (disk full)',

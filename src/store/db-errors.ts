@@ -14,6 +14,9 @@ const TRANSIENT_ERRNO = new Set([
   'EPIPE',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
+  // Our own: a query past its deadline, and calls refused while the database is known not to answer (postgres-deadlines.ts).
+  'ERR_DB_TIMEOUT',
+  'ERR_DB_UNAVAILABLE',
 ]);
 
 /**
@@ -63,7 +66,9 @@ export type DatabaseCondition = 'unavailable' | 'disk full' | 'read-only';
 /**
  * What a failed store call says about the database: unreachable or failing as a whole, out of
  * disk space (SQLITE_FULL, PostgreSQL 53100), or read-only (SQLITE_READONLY, a PostgreSQL standby:
- * 25006). Null for failures of the call alone (a constraint, a time-out, a busy lock).
+ * 25006). Null for failures of the call alone (a constraint, a server's statement time-out, a
+ * busy lock, too many calls waiting for a connection). Our own deadline passed is 'unavailable':
+ * the server did not answer at all.
  */
 export function databaseCondition(error: unknown): DatabaseCondition | null {
   for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -74,7 +79,13 @@ export function databaseCondition(error: unknown): DatabaseCondition | null {
     }
     if (code === 'SQLITE_FULL' || code === '53100') return 'disk full';
     if (code.startsWith('SQLITE_READONLY') || code === '25006') return 'read-only';
-    if (code === 'ERR_STORE_NOT_READY' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN')
+    if (
+      code === 'ERR_STORE_NOT_READY' ||
+      code === 'ERR_DB_TIMEOUT' ||
+      code === 'ERR_DB_UNAVAILABLE' ||
+      code.startsWith('SQLITE_IOERR') ||
+      code === 'SQLITE_CANTOPEN'
+    )
       return 'unavailable';
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '40001' || code === '40P01') return null;
     if (isConnectionLost(e) || isTransientDatabaseError(e)) return 'unavailable';

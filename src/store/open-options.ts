@@ -5,8 +5,16 @@ export interface OpenStoreOptions {
   readonly poolSize?: number;
   /** PostgreSQL: longest a statement may run (0: no limit). SQLite: longest a statement waits for a lock (default 5000). */
   readonly statementTimeoutMs?: number;
-  /** PostgreSQL: longest wait for a new connection (default 10000), so a silent network fails requests instead of hanging them. */
+  /** PostgreSQL: longest wait for a connection, new or pooled (default 10000), so a silent network fails requests instead of hanging them. */
   readonly connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: the longest a query, and a transaction from begin to commit, waits for its answer,
+   * measured here; past it the connection is destroyed, and calls fail at once until a probe finds
+   * the database back (postgres-deadlines.ts). Absent or 0: none (the commands, bulk imports).
+   */
+  readonly queryTimeoutMs?: number;
+  /** PostgreSQL, with queryTimeoutMs: the most calls waiting for a connection at once (default 100). */
+  readonly maxWaiting?: number;
   /** PostgreSQL application_name, shown in pg_stat_activity (default "sis"; an application_name in the URL wins). */
   readonly applicationName?: string;
   /** PostgreSQL schema to use, created if missing; wins over the URL's `?schema=`. */

@@ -9,7 +9,7 @@
  * `sis import` change is in the next answer of both instances.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -18,12 +18,14 @@ import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
 import { eventually } from '../helpers/eventually.js';
 import { HAPROXY_SKIP, startHaproxy } from '../helpers/haproxy.js';
 import { PRIVATE_POSTGRES_SKIP, startPrivatePostgres } from '../helpers/private-postgres.js';
+import { SCHOOL_A, writeSchoolChange } from '../helpers/school-change.js';
 import { runSis, startServe, stopServe } from '../helpers/serve-process.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
+import { ask as askWithin, authCode as authCodeWithin, FAULT } from '../helpers/timed-requests.js';
+import type { Answer } from '../helpers/timed-requests.js';
 
 /** Longer than any answer may take: the pool's connect time-out (10 s) is not met when the server is down. */
 const REQUEST_TIMEOUT_MS = 8000;
-const SCHOOL_A = 'http://school-a.example';
 
 interface Read {
   readonly name: string;
@@ -48,27 +50,9 @@ const KNOWN: readonly Read[] = [
   },
 ];
 
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-  readonly ms: number;
-}
-
-async function ask(base: string, path: string, init: RequestInit = {}): Promise<Answer> {
-  const started = performance.now();
-  const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-  const body = await res.text();
-  return { status: res.status, body, ms: performance.now() - started };
-}
-
-const authCode = (base: string, phone: string): Promise<Answer> =>
-  ask(base, '/AuthCodeSending.asmx/AuthCode', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: `code=4321&phone=${encodeURIComponent(phone)}`,
-  });
-
-const FAULT = /^The service could not complete the request\. The error has been logged\.\r\n$/;
+const ask = (base: string, path: string, init: RequestInit = {}): Promise<Answer> =>
+  askWithin(base, path, REQUEST_TIMEOUT_MS, init);
+const authCode = (base: string, phone: string): Promise<Answer> => authCodeWithin(base, phone, REQUEST_TIMEOUT_MS);
 
 /** The state lines of the database in one instance's log: [went, came back]. */
 function databaseLines(s: ServeProcess): { down: number; back: number } {
@@ -207,22 +191,7 @@ describe('a PostgreSQL restart under load, behind HAProxy', { skip: SKIP }, () =
         }
 
         // A change made once the database is back: in the next answer of both instances.
-        const change = join(work, 'change.json');
-        writeFileSync(
-          change,
-          JSON.stringify({
-            students: [
-              {
-                id_student: '1',
-                fullName: 'Renamed After',
-                id_device: 'dev-001',
-                ShowActive: '1',
-                school_base_url: SCHOOL_A,
-              },
-            ],
-            devices: [{ id: '1', token: 'tok-CHANGED-1' }],
-          }),
-        );
+        const change = writeSchoolChange(work, 'Renamed After', [{ id: '1', token: 'tok-CHANGED-1' }]);
         const imported = await runSis(['import', change], url);
         assert.equal(imported.code, 0, imported.stderr);
         for (const s of instances) {

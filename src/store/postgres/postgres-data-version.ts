@@ -2,24 +2,29 @@
  * PostgreSQL's data version (Store.dataVersion, what the answer cache keys its answers with): a token
  * read before the data, which moves with every commit that may change what a cached answer holds.
  */
-import type { Pool } from 'pg';
+import type { QueryArrayConfig, QueryArrayResult } from 'pg';
 import type { DataVersionReader } from '../sql/engine-parts.js';
 
 /**
  * PostgreSQL: the `students` row of sis_data_versions, which a trigger moves in the transaction of
  * every statement writing the students table (migration 4): one primary-key lookup, a named
- * statement (parsed once per connection), straight on the pool, shared by the requests that
+ * statement (parsed once per connection), straight on the pool (under its deadlines, postgres-deadlines.ts), shared by the requests that
  * arrive while one is in flight (see `shared`). Null when the row is missing
  * (nothing is kept then).
  */
-export function postgresDataVersion(pool: Pool, schema: string | null): DataVersionReader {
+export function postgresDataVersion(pool: ArrayQueries, schema: string | null): DataVersionReader {
   const table = schema === null ? 'sis_data_versions' : `"${schema.replace(/"/g, '""')}".sis_data_versions`;
   const query = {
     name: 'sis_data_version',
     text: `select version::text from ${table} where name = 'students'`,
     rowMode: 'array' as const,
   };
-  return shared(() => pool.query<[string]>(query).then((result) => result.rows[0]?.[0] ?? null));
+  return shared(() => pool.queryArray<[string]>(query).then((result) => result.rows[0]?.[0] ?? null));
+}
+
+/** One query whose rows are arrays, on a pooled connection. */
+export interface ArrayQueries {
+  queryArray<R extends unknown[]>(config: QueryArrayConfig): Promise<QueryArrayResult<R>>;
 }
 
 /** Longest a caller waits for the read in flight to end before its own begins anyway: one stuck connection must not hold every list. */

@@ -28,6 +28,7 @@ export const postgres: Dialect = {
       await sql`create index ${sql.raw(index)} on ${sql.raw(table)} (${sql.raw(column)} collate "C")`.execute(db);
     },
     createDataVersion,
+    createCommitDeadline,
   },
   writeTransaction: (db, work) => db.transaction().execute(work),
   async lockForWrite(trx, purpose, scopeKey) {
@@ -74,4 +75,28 @@ async function createDataVersion(db: Kysely<Database>): Promise<void> {
         for each statement execute procedure sis_bump_data_version()`.execute(db);
   // Fires in replica mode too (a logical replication subscriber applying changes).
   await sql`alter table students enable always trigger students_data_version`.execute(db);
+}
+
+/**
+ * Migration 12 on PostgreSQL: a deferred constraint trigger on auth_codes that refuses the COMMIT
+ * of a transaction whose `sis.commit_by` (ms since the epoch, set with its begin) has passed by the
+ * server's clock. A COMMIT sent into a partition and delivered when it ends rolls back: the caller
+ * was answered a fault when the deadline passed, so the code and its SMS must not be kept.
+ * Connections that set nothing (the commands) are not checked.
+ */
+async function createCommitDeadline(db: Kysely<Database>): Promise<void> {
+  await sql`
+        create function sis_check_commit_by() returns trigger language plpgsql as $$
+        declare
+          commit_by text := current_setting('sis.commit_by', true);
+        begin
+          if commit_by <> '' and clock_timestamp() > to_timestamp(commit_by::double precision / 1000) then
+            raise exception 'commit after its deadline (sis.commit_by %): the caller was answered a fault, nothing is kept', commit_by
+              using errcode = '57014';
+          end if;
+          return null;
+        end $$`.execute(db);
+  await sql`
+        create constraint trigger auth_codes_commit_by after insert on auth_codes
+        deferrable initially deferred for each row execute procedure sis_check_commit_by()`.execute(db);
 }

@@ -1,15 +1,18 @@
 /**
- * Opening a PostgreSQL database: a pool (time-outs, keep-alive, search_path for a schema), data
+ * Opening a PostgreSQL database: a pool (time-outs, keep-alive, search_path for a schema, the
+ * service's deadlines and breaker: postgres-deadlines.ts), data
  * version, COPY session, snapshots and retention batches on it, then migrations. And looking at
  * one for `sis check` in read-only transactions.
  */
 import { Kysely, PostgresDialect } from 'kysely';
+import type { QueryArrayConfig } from 'pg';
 import type { OpenStoreOptions } from '../open-options.js';
 import type { DatabaseInspection } from '../schema/migrations.js';
 import { schemaStatus } from '../schema/migrations.js';
 import type { Database } from '../schema/tables.js';
 import { readyStore } from '../sql/ready-store.js';
 import type { SqlStore } from '../sql/sql-store.js';
+import { DeadlinePool } from './postgres-deadlines.js';
 import { postgres } from './postgres-dialect.js';
 import { postgresOpenError, postgresTarget } from './postgres-open-error.js';
 import { postgresParts } from './postgres-parts.js';
@@ -25,15 +28,18 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export async function openPostgres(target: PostgresLocation, options: OpenStoreOptions): Promise<SqlStore> {
   const schema = options.schema ?? target.schema;
   const poolSize = options.poolSize ?? 10;
+  const queryTimeoutMs = options.queryTimeoutMs ?? 0;
   // Loaded only for PostgreSQL: a SQLite process does not pay the driver's memory.
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: poolSize,
     application_name: options.applicationName ?? 'sis',
+    // A new connection, and a free one of a full pool: both wait at most this long.
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     // Finds peers that vanished without closing (a failed-over host) on idle connections too.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...startupOptions(schema, []),
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
   });
@@ -44,11 +50,18 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
   pool.on('connect', (client) => client.on('error', onError));
   // The pool re-emits idle clients' errors, which the listener above has already reported.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const guarded =
+    queryTimeoutMs > 0 ? new DeadlinePool(pool, { queryTimeoutMs, maxWaiting: options.maxWaiting ?? 100 }) : null;
+  const plain = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = guarded === null ? plain : new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
+  const queries = guarded ?? { queryArray: <R extends unknown[]>(config: QueryArrayConfig) => pool.query<R>(config) };
   try {
-    const opened = { db, dialect: postgres, schema, close: () => db.destroy() };
+    // Migrations run without the deadlines: an index built on a large table, or the wait for
+    // another instance's migration lock, may take longer than any request should. (Either Kysely
+    // ends the one pool when destroyed: `db` is.)
+    const opened = { db: plain, dialect: postgres, schema, close: () => db.destroy() };
     return await readyStore(opened, options.migrations ?? 'apply', (applied) =>
-      postgresParts({ pool, db, schema, poolSize }, applied),
+      postgresParts({ pool, queries, db, schema, poolSize }, applied),
     );
   } catch (error) {
     throw postgresOpenError(error, target.connectionString);

@@ -11,13 +11,16 @@ import type { Database } from '../schema/tables.js';
 import type { EngineParts, EngineReads } from '../sql/engine-parts.js';
 import { postgresBulkSession } from './postgres-bulk-session.js';
 import { postgresDataVersion } from './postgres-data-version.js';
+import type { ArrayQueries } from './postgres-data-version.js';
 import { postgres } from './postgres-dialect.js';
 import { postgresRetention } from './postgres-retention.js';
 import { postgresSnapshot } from './postgres-snapshot.js';
 
 export interface PostgresConnections {
   readonly pool: Pool;
-  /** Kysely over `pool`. */
+  /** The pool's one-query calls for the hot path (under its deadlines when the service set them). */
+  readonly queries: ArrayQueries;
+  /** Kysely over `pool` (under its deadlines). */
   readonly db: Kysely<Database>;
   /** The schema the store lives in (search_path); null: whatever search_path names. */
   readonly schema: string | null;
@@ -25,7 +28,7 @@ export interface PostgresConnections {
 }
 
 export function postgresParts(connections: PostgresConnections, migrationsApplied: readonly number[]): EngineParts {
-  const { pool, db, schema, poolSize } = connections;
+  const { pool, queries, db, schema, poolSize } = connections;
   return {
     db,
     dialect: postgres,
@@ -33,7 +36,7 @@ export function postgresParts(connections: PostgresConnections, migrationsApplie
     migrationsApplied,
     reads: pooledReads(db),
     authCode: () => null,
-    dataVersion: postgresDataVersion(pool, schema),
+    dataVersion: postgresDataVersion(queries, schema),
     retention: postgresRetention(db),
     bulkSession: postgresBulkSession(pool),
     snapshots: {

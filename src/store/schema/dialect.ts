@@ -85,6 +85,12 @@ export interface DialectDdl {
    * write it a million times.
    */
   createDataVersion(db: Kysely<Database>): Promise<void>;
+  /**
+   * Migration 12: a code's transaction commits only before the deadline its connection set
+   * (`sis.commit_by`, postgres/postgres-deadlines.ts), checked at COMMIT. SQLite: nothing (a local
+   * file has no partition: its COMMIT is never delivered late).
+   */
+  createCommitDeadline(db: Kysely<Database>): Promise<void>;
 }
 
 export interface DialectStaging {

@@ -302,6 +302,14 @@ export const migrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    version: 12,
+    name: "AuthCode's deadline: a code's COMMIT that reaches the server after it is refused",
+    async up(db, dialect) {
+      // A COMMIT delivered after the partition it was sent into must not store a code whose caller got a fault.
+      await dialect.ddl.createCommitDeadline(db);
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -17,6 +17,7 @@ export const sqlite: Dialect = {
     createSchema: async () => undefined,
     createByteOrderIndex: async () => undefined,
     createDataVersion: async () => undefined,
+    createCommitDeadline: async () => undefined,
   },
   writeTransaction(db, work) {
     // One connection for the whole callback: Kysely's SQLite driver holds its mutex until it returns.

@@ -2,7 +2,9 @@
  * A TCP proxy in front of PostgreSQL for fault tests: stop it (the database is unreachable), start
  * it again on the same port (the database is back), cut every connection, hold traffic so a
  * query is in flight when the connection dies, or keep the database's answers back a while (the
- * query has run, its client still waits).
+ * query has run, its client still waits), or partition the network: `pause` stops forwarding both
+ * ways while every connection stays open and new ones are accepted without an answer (neither
+ * forwarded nor closed, as when packets are dropped), `resume` forwards again.
  */
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -16,6 +18,9 @@ export class TcpProxy {
   #replies: { client: Socket; data: Buffer }[] = [];
   #onReply: (() => void) | null = null;
   readonly #sockets = new Set<Socket>();
+  #paused = false;
+  /** Connections accepted during a partition: linked to the target when it ends. */
+  #waiting: Socket[] = [];
 
   constructor(
     private readonly targetHost: string,
@@ -46,10 +51,37 @@ export class TcpProxy {
     if (server !== null) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Stops listening and cuts every connection, for good. */
+  async close(): Promise<void> {
+    this.#paused = false;
+    await this.stop();
+  }
+
+  /**
+   * A partition: nothing is read from either side, so nothing is forwarded and nothing closed (a
+   * peer's close is read only on `resume`, as a FIN sits behind dropped packets); new connections
+   * are accepted and left unanswered. Keepalive probes do not tell it: the kernel on this side
+   * answers them.
+   */
+  pause(): void {
+    this.#paused = true;
+    for (const socket of this.#sockets) socket.pause();
+  }
+
+  /** The partition ends: what was kept in the sockets' buffers is delivered, as TCP retransmits. */
+  resume(): void {
+    this.#paused = false;
+    for (const socket of this.#sockets) socket.resume();
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const client of waiting) if (!client.destroyed) this.#link(client);
+  }
+
   /** Cuts every open connection (both sides), as a crashed server or a failed network would. */
   cut(): void {
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of [...this.#sockets, ...this.#waiting]) socket.destroy();
     this.#sockets.clear();
+    this.#waiting = [];
     this.#held = false;
     this.#holding = null;
     this.#replies = [];
@@ -79,6 +111,15 @@ export class TcpProxy {
   }
 
   #accept(client: Socket): void {
+    if (!this.#paused) {
+      this.#link(client);
+      return;
+    }
+    client.pause();
+    this.#waiting.push(client);
+  }
+
+  #link(client: Socket): void {
     const upstream = connect(this.targetPort, this.targetHost);
     this.#sockets.add(client).add(upstream);
     client.on('data', (data) => {
@@ -101,5 +142,6 @@ export class TcpProxy {
     };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
+    client.resume();
   }
 }

@@ -12,12 +12,13 @@ import type { RateLimiter } from './rate-limit.js';
 export async function createRateLimiter(
   rule: RateLimit,
   redisUrl: string | null,
+  redisTimeoutMs: number,
   redis: Dependency,
 ): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, redis);
+  const limiter = new RedisRateLimiter(redisUrl, redisTimeoutMs, rule, redis);
   await limiter.start();
   return limiter;
 }

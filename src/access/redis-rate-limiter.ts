@@ -1,14 +1,15 @@
 /**
  * The rate limit shared by instances: one INCR script per request in Redis. Loaded only when a
  * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
- * through; that is logged once when it starts and once when Redis answers again (one state with
- * the SMS counters' connection: observe/dependency-health.ts).
+ * through, at once once it is known lost (sms/fail-fast-redis.ts); that is logged once when it
+ * starts and once when Redis answers again (one state with the SMS counters' connection:
+ * observe/dependency-health.ts).
  */
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../config/parse-settings.js';
 import { REDIS_UNREACHABLE } from '../observe/dependency-health.js';
 import type { Dependency } from '../observe/dependency-health.js';
-import { failFastRedis } from '../sms/fail-fast-redis.js';
+import { FailFastRedis } from '../sms/fail-fast-redis.js';
 import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 
@@ -26,50 +27,53 @@ type HitRedis = Redis & { sisHit(key: string, windowMs: number): Promise<[number
 const PART = 'rate limits';
 
 export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: HitRedis;
+  private readonly redis: FailFastRedis<HitRedis>;
   private readonly prefix: string;
   /** Requests let through because Redis did not answer (for metrics and tests). */
   failures = 0;
 
   constructor(
     url: string,
+    timeoutMs: number,
     private readonly rule: RateLimit,
     private readonly state: Dependency,
   ) {
-    // Fails fast while disconnected: a request must not wait for Redis to come back.
-    this.redis = failFastRedis(url) as HitRedis;
-    this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    // Fails fast while Redis is lost: a request must not wait for Redis to come back.
+    this.redis = new FailFastRedis(
+      url,
+      timeoutMs,
+      (redis) => {
+        redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+        return redis as HitRedis;
+      },
+      {
+        failed: (err) => state.failed(REDIS_UNREACHABLE, err, PART),
+        worked: (startedAt) => state.worked(PART, startedAt),
+      },
+    );
     this.state.affects(
       'rate limits (SIS_RATE_LIMIT) are not enforced: requests are let through until it answers again',
     );
-    this.redis.on('error', (err: Error) => this.state.failed(REDIS_UNREACHABLE, err, PART));
-    this.redis.on('ready', () => this.state.worked(PART));
     // The rule is part of the key: instances with different rules do not share counts.
     this.prefix = `sis:rl:${rule.limit}/${rule.windowMs}:`;
   }
 
   /** Connects now, so the first requests are counted; a Redis that is down only logs. */
-  async start(): Promise<void> {
-    try {
-      await this.redis.connect();
-    } catch (err) {
-      this.state.failed(REDIS_UNREACHABLE, err, PART);
-    }
+  start(): Promise<void> {
+    return this.redis.start();
   }
 
   async hit(address: string): Promise<RateDecision> {
     try {
-      const [count, ttl] = await this.redis.sisHit(this.prefix + address, this.rule.windowMs);
-      this.state.worked(PART);
+      const [count, ttl] = await this.redis.run((r) => r.sisHit(this.prefix + address, this.rule.windowMs));
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
-    } catch (err) {
+    } catch {
       this.failures++;
-      this.state.failed(REDIS_UNREACHABLE, err, PART);
       return ALLOWED;
     }
   }
 
-  async close(): Promise<void> {
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return this.redis.close();
   }
 }

@@ -117,7 +117,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     health,
   });
   const limiter =
-    config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
+    config.rateLimit === null
+      ? null
+      : await createRateLimiter(config.rateLimit, config.redisUrl, config.redisTimeoutMs, health.redis);
   const serviceNames = services.map((s) => s.name);
   const gate = new Gate(config, limiter, serviceNames);
   const state: ServerState = { draining: false };

@@ -67,6 +67,7 @@ export function accessSettings(r: SettingReader) {
     allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
     rateLimit: r.read('SIS_RATE_LIMIT'),
     redisUrl: r.read('SIS_REDIS_URL'),
+    redisTimeoutMs: r.read('SIS_REDIS_TIMEOUT_MS'),
   } satisfies Partial<Config>;
 }
 

@@ -115,6 +115,8 @@ export interface Config {
   /** Requests per client address and window; null = unlimited. */
   readonly rateLimit: RateLimit | null;
   readonly redisUrl: string | null;
+  /** Longest wait for a Redis command or connection; past it Redis is lost until a probe answers. */
+  readonly redisTimeoutMs: number;
   /** PEM certificate and key: the server speaks HTTPS. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;
   /** documented: marks and push settings answer empty, as the spec shows them; extended: with their fields. */

@@ -284,6 +284,60 @@ describe('run-time failures, logged once per change', () => {
       }
     },
   );
+
+  it(
+    'Redis partitioned: requests pay its deadline until it is known lost, then nothing; one line each way; /readyz and sis_dependency_up follow',
+    { skip: redisUrl === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : false, timeout: 60_000 },
+    async () => {
+      const target = new URL(redisUrl);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+      await proxy.start();
+      const dir = mkdtempSync(join(tmpdir(), 'sis-redis-partition-'));
+      const deadlineMs = 2000;
+      const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
+        SIS_DEMO_DATA: 'true',
+        SIS_RATE_LIMIT: '1000/1s',
+        SIS_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        SIS_REDIS_TIMEOUT_MS: String(deadlineMs),
+        SIS_SHUTDOWN_GRACE_MS: '0',
+      });
+      const timed = async (): Promise<number> => {
+        const started = Date.now();
+        assert.equal(await token(s), 200, 'let through');
+        return Date.now() - started;
+      };
+      try {
+        assert.equal(await token(s), 200);
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 1);
+        proxy.pause(); // connections kept, nothing answered: not a refusal
+        const first = await timed();
+        assert.ok(first >= deadlineMs - 100, `the first request waited its deadline (${first} ms)`);
+        await eventually(() => assert.equal(stateLines(s, 'Redis').down.length, 1));
+        // Known lost: five requests together take less than one deadline (each paid 500 ms before).
+        let five = 0;
+        for (let i = 0; i < 5; i++) five += await timed();
+        assert.ok(five < deadlineMs, `five requests once Redis is known lost took ${five} ms in all`);
+        assert.equal(await readyz(s), '200 ready (degraded: Redis unreachable)\n');
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 0);
+
+        proxy.resume();
+        await eventually(() => assert.equal(stateLines(s, 'Redis').back.length, 1), 15_000);
+        assert.equal(await readyz(s), '200 ready\n');
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 1);
+        assert.equal(await token(s), 200);
+        await logWritten();
+        assert.deepEqual(
+          [stateLines(s, 'Redis').down.length, stateLines(s, 'Redis').back.length],
+          [1, 1],
+          'one line when lost, one when back',
+        );
+      } finally {
+        await stopServe(s);
+        await proxy.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 /** A 2 MiB tmpfs to fill; skipped where mounting is not allowed (not root, a container without the right). */

@@ -21,7 +21,7 @@ export interface RedisEvents {
 }
 
 /** Thrown at once while Redis is lost: no connection is tried on a request's way. */
-export class RedisLost extends Error {
+class RedisLost extends Error {
   constructor() {
     super('Redis is unreachable (not tried again until a probe finds it back)');
   }

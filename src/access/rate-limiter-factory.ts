@@ -15,13 +15,14 @@ import type { LimiterUse, RateLimiter } from './rate-limit.js';
 export async function createRateLimiter(
   rule: RateLimit,
   redisUrl: string | null,
+  redisTimeoutMs: number,
   redis: Dependency,
   use?: LimiterUse,
 ): Promise<RateLimiter> {
   if (redisUrl === null) return new MemoryRateLimiter(rule);
   // ioredis is loaded only when a Redis is configured: a process without one does not pay its memory.
   const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter(redisUrl, rule, redis, use);
+  const limiter = new RedisRateLimiter(redisUrl, redisTimeoutMs, rule, redis, use);
   await limiter.start();
   return limiter;
 }

@@ -1,14 +1,15 @@
 /**
  * The rate limit shared by instances: one INCR script per request in Redis. Loaded only when a
  * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
- * through; that is logged once when it starts and once when Redis answers again (one state with
- * the SMS counters' connection: observe/dependency-health.ts).
+ * through, at once once it is known lost (sms/fail-fast-redis.ts); that is logged once when it
+ * starts and once when Redis answers again (one state with the SMS counters' connection:
+ * observe/dependency-health.ts).
  */
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../config/parse-settings.js';
 import { REDIS_UNREACHABLE } from '../observe/dependency-health.js';
 import type { Dependency } from '../observe/dependency-health.js';
-import { failFastRedis } from '../sms/fail-fast-redis.js';
+import { FailFastRedis } from '../sms/fail-fast-redis.js';
 import { ALLOWED, REQUEST_LIMITS } from './rate-limit.js';
 import type { LimiterUse, RateDecision, RateLimiter } from './rate-limit.js';
 
@@ -23,7 +24,7 @@ return {n, ttl}`;
 type HitRedis = Redis & { sisHit(key: string, windowMs: number): Promise<[number, number]> };
 
 export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: HitRedis;
+  private readonly redis: FailFastRedis<HitRedis>;
   private readonly prefix: string;
   /** Requests let through because Redis did not answer (for metrics and tests). */
   failures = 0;
@@ -31,42 +32,45 @@ export class RedisRateLimiter implements RateLimiter {
   /** `use`: what it counts (its keys, its part of the Redis state; the SMS counters have their own). */
   constructor(
     url: string,
+    timeoutMs: number,
     private readonly rule: RateLimit,
     private readonly state: Dependency,
     private readonly use: LimiterUse = REQUEST_LIMITS,
   ) {
-    // Fails fast while disconnected: a request must not wait for Redis to come back.
-    this.redis = failFastRedis(url) as HitRedis;
-    this.redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    // Fails fast while Redis is lost: a request must not wait for Redis to come back.
+    this.redis = new FailFastRedis(
+      url,
+      timeoutMs,
+      (redis) => {
+        redis.defineCommand('sisHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+        return redis as HitRedis;
+      },
+      {
+        failed: (err) => state.failed(REDIS_UNREACHABLE, err, use.part),
+        worked: (startedAt) => state.worked(use.part, startedAt),
+      },
+    );
     this.state.affects(use.effect);
-    this.redis.on('error', (err: Error) => this.state.failed(REDIS_UNREACHABLE, err, this.use.part));
-    this.redis.on('ready', () => this.state.worked(this.use.part));
     // The rule is part of the key: instances with different rules do not share counts.
     this.prefix = `sis:${use.key}:${rule.limit}/${rule.windowMs}:`;
   }
 
   /** Connects now, so the first requests are counted; a Redis that is down only logs. */
-  async start(): Promise<void> {
-    try {
-      await this.redis.connect();
-    } catch (err) {
-      this.state.failed(REDIS_UNREACHABLE, err, this.use.part);
-    }
+  start(): Promise<void> {
+    return this.redis.start();
   }
 
   async hit(client: string): Promise<RateDecision> {
     try {
-      const [count, ttl] = await this.redis.sisHit(this.prefix + client, this.rule.windowMs);
-      this.state.worked(this.use.part);
+      const [count, ttl] = await this.redis.run((r) => r.sisHit(this.prefix + client, this.rule.windowMs));
       return count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: ttl };
-    } catch (err) {
+    } catch {
       this.failures++;
-      this.state.failed(REDIS_UNREACHABLE, err, this.use.part);
       return ALLOWED;
     }
   }
 
-  async close(): Promise<void> {
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return this.redis.close();
   }
 }

@@ -105,7 +105,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const reportBrake =
     receipts === null && providerReceipts?.path == null
       ? null
-      : new ReportBrake(await createRateLimiter(FAILURE_RULE, config.redisUrl, health.redis, REPORT_FAILURES));
+      : new ReportBrake(
+          await createRateLimiter(FAILURE_RULE, config.redisUrl, config.redisTimeoutMs, health.redis, REPORT_FAILURES),
+        );
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -123,7 +125,9 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     health,
   });
   const limiter =
-    config.rateLimit === null ? null : await createRateLimiter(config.rateLimit, config.redisUrl, health.redis);
+    config.rateLimit === null
+      ? null
+      : await createRateLimiter(config.rateLimit, config.redisUrl, config.redisTimeoutMs, health.redis);
   const serviceNames = services.map((s) => s.name);
   const gate = new Gate(config, limiter, serviceNames);
   const state: ServerState = { draining: false };

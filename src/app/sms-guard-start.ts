@@ -28,7 +28,7 @@ export async function startSmsGuard(
   const smsStore = (store as Partial<{ sms: SmsStore }>).sms ?? null;
   const redis =
     config.redisUrl !== null && countsAnything(config.sms.velocity)
-      ? await redisCounters(config.redisUrl, health)
+      ? await redisCounters(config.redisUrl, config.redisTimeoutMs, health)
       : null;
   const guard = new SmsGuard({ rules: config.sms, maxPerHour: config.authCodesPerHour, store: smsStore, redis, log });
   try {
@@ -80,15 +80,14 @@ function countsAnything(v: VelocityLimits): boolean {
   );
 }
 
-async function redisCounters(url: string, health: DependencyHealth): Promise<RedisCounters> {
+async function redisCounters(url: string, timeoutMs: number, health: DependencyHealth): Promise<RedisCounters> {
   // ioredis is loaded only when a Redis is configured.
   const { RedisCounters } = await import('../sms/redis-counters.js');
   health.redis.affects('AuthCode counts its velocity limits in the database until it answers again');
-  const counters = new RedisCounters(
-    url,
-    (err) => health.redis.failed(REDIS_UNREACHABLE, err, PART),
-    () => health.redis.worked(PART),
-  );
+  const counters = new RedisCounters(url, timeoutMs, {
+    failed: (err) => health.redis.failed(REDIS_UNREACHABLE, err, PART),
+    worked: (startedAt) => health.redis.worked(PART, startedAt),
+  });
   await counters.start();
   return counters;
 }

@@ -88,6 +88,7 @@ export function accessSettings(r: SettingReader) {
     rateLimit: r.read('SIS_RATE_LIMIT'),
     clientIpv6Prefix: clientIpv6Prefix(r),
     redisUrl: r.read('SIS_REDIS_URL'),
+    redisTimeoutMs: r.read('SIS_REDIS_TIMEOUT_MS'),
   } satisfies Partial<Config>;
 }
 

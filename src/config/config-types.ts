@@ -124,6 +124,8 @@ export interface Config {
   /** A native IPv6 client counts by this prefix (src/address/client-network.ts). */
   readonly clientIpv6Prefix: Ipv6Prefix;
   readonly redisUrl: string | null;
+  /** Longest wait for a Redis command or connection; past it Redis is lost until a probe answers. */
+  readonly redisTimeoutMs: number;
   /** PEM certificate and key: the server speaks HTTPS. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | null;
   /** documented: marks and push settings answer empty, as the spec shows them; extended: with their fields. */

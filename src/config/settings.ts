@@ -291,6 +291,12 @@ export const SETTINGS = defineSettings([
     default: '',
     meaning: 'Redis shared by instances for rate limits (redis://…)',
   },
+  {
+    name: 'SIS_REDIS_TIMEOUT_MS',
+    kind: int(10, 60_000),
+    default: '500',
+    meaning: 'longest wait for a Redis command or connection; past it Redis is lost until a probe answers',
+  },
   { name: 'SIS_TLS_CERT', kind: text, default: '', meaning: 'PEM certificate (chain) file: serve HTTPS' },
   { name: 'SIS_TLS_KEY', kind: text, default: '', meaning: 'PEM private key file for SIS_TLS_CERT' },
   {

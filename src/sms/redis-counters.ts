@@ -2,12 +2,14 @@
  * The velocity counters in Redis, when SIS_REDIS_URL is set: one script checks every counter and
  * counts the code in all of them only when none is full, atomically, so instances never both
  * take the last place. Loaded only when a Redis is configured (ioredis is a large module). A Redis
- * that does not answer is told to the caller, which then counts in the database instead: the
+ * that does not answer within its deadline, or is known lost, is told to the caller at once
+ * (fail-fast-redis.ts), which then counts in the database instead: the
  * limits protect the bill, so they hold while Redis is away.
  */
 import type { Redis } from 'ioredis';
 import type { CounterLimit } from '../store/store.js';
-import { failFastRedis } from './fail-fast-redis.js';
+import { FailFastRedis } from './fail-fast-redis.js';
+import type { RedisEvents } from './fail-fast-redis.js';
 
 // KEYS: counters; ARGV: their limits, their windows' ends (ms), then '1' for each enforced counter and
 // '0' for each watched one (monitor mode). Returns {i} when the i-th (1-based) is an enforced counter
@@ -49,28 +51,25 @@ export type CounterAnswer =
 const NONE_FULL: CounterAnswer = { full: null, over: [] };
 
 export class RedisCounters {
-  private readonly redis: CounterRedis;
+  private readonly redis: FailFastRedis<CounterRedis>;
 
-  constructor(
-    url: string,
-    private readonly onProblem: (err: unknown) => void,
-    private readonly onWorked: () => void,
-  ) {
-    // Fails fast while disconnected: the database counts meanwhile.
-    this.redis = failFastRedis(url) as CounterRedis;
-    this.redis.defineCommand('sisTake', { lua: TAKE });
-    this.redis.defineCommand('sisPeek', { lua: PEEK });
-    this.redis.defineCommand('sisRelease', { lua: RELEASE });
-    this.redis.on('error', (err: Error) => this.onProblem(err));
-    this.redis.on('ready', () => this.onWorked());
+  constructor(url: string, timeoutMs: number, events: RedisEvents) {
+    // Fails fast while Redis is lost: the database counts meanwhile.
+    this.redis = new FailFastRedis(
+      url,
+      timeoutMs,
+      (redis) => {
+        redis.defineCommand('sisTake', { lua: TAKE });
+        redis.defineCommand('sisPeek', { lua: PEEK });
+        redis.defineCommand('sisRelease', { lua: RELEASE });
+        return redis as CounterRedis;
+      },
+      events,
+    );
   }
 
-  async start(): Promise<void> {
-    try {
-      await this.redis.connect();
-    } catch (err) {
-      this.onProblem(err);
-    }
+  start(): Promise<void> {
+    return this.redis.start();
   }
 
   /**
@@ -79,25 +78,26 @@ export class RedisCounters {
    * Redis never count in each other's counters.
    */
   take(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
-    return this.run(space, counters, (keys, args) => this.redis.sisTake(keys.length, ...keys, ...args));
+    return this.run(space, counters, (r, keys, args) => r.sisTake(keys.length, ...keys, ...args));
   }
 
   /** The first full enforced counter, and the watched ones already full, counting nothing (a dry run). */
   peek(space: string, counters: readonly CounterLimit[]): Promise<CounterAnswer> {
-    return this.run(space, counters, (keys, args) => this.redis.sisPeek(keys.length, ...keys, ...args));
+    return this.run(space, counters, (r, keys, args) => r.sisPeek(keys.length, ...keys, ...args));
   }
 
   /** Gives back what `take` counted (the database refused the code after all). */
   async release(space: string, counters: readonly CounterLimit[]): Promise<void> {
     if (counters.length === 0) return;
     const keys = counters.map((c) => redisKey(space, c));
-    await this.redis.sisRelease(keys.length, ...keys).catch((err: unknown) => this.onProblem(err));
+    // A failure is reported by the connection; the counts then expire with their window.
+    await this.redis.run((r) => r.sisRelease(keys.length, ...keys)).catch(() => undefined);
   }
 
   private async run(
     space: string,
     counters: readonly CounterLimit[],
-    script: (keys: string[], args: string[]) => Promise<number[]>,
+    script: (redis: CounterRedis, keys: string[], args: string[]) => Promise<number[]>,
   ): Promise<CounterAnswer> {
     if (counters.length === 0) return NONE_FULL;
     const keys = counters.map((c) => redisKey(space, c));
@@ -107,17 +107,16 @@ export class RedisCounters {
       ...counters.map((c) => (c.monitor === true ? '0' : '1')),
     ];
     try {
-      const [full, ...over] = await script(keys, args);
+      const [full, ...over] = await this.redis.run((r) => script(r, keys, args));
       if (full !== 0) return { full: counters[full! - 1]!, over: [] };
       return over.length === 0 ? NONE_FULL : { full: null, over: over.map((i) => counters[i - 1]!) };
-    } catch (err) {
-      this.onProblem(err);
+    } catch {
       return 'unavailable';
     }
   }
 
-  async close(): Promise<void> {
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return this.redis.close();
   }
 }
 

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -245,21 +247,55 @@ describe('run-time failures, logged once per change', () => {
   );
 
   const redisUrl = process.env['SIS_TEST_REDIS_URL'] ?? '';
+  const redisSkip = redisUrl === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : false;
+
+  /**
+   * A service counting its rate limits in the test Redis through a TCP proxy, and through a relay
+   * in front of the proxy that counts the connections the service opens; all stopped after `body`.
+   */
+  async function besideRedis(
+    label: string,
+    env: Record<string, string>,
+    body: (s: ServeProcess, proxy: TcpProxy, opened: () => number) => Promise<void>,
+  ): Promise<void> {
+    const target = new URL(redisUrl);
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+    await proxy.start();
+    let opened = 0;
+    const relay = createServer((client) => {
+      opened++;
+      const upstream = connect(proxy.port, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      for (const [a, b] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const)
+        a.on('error', () => b.destroy()).on('close', () => b.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), `sis-redis-${label}-`));
+    const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
+      SIS_DEMO_DATA: 'true',
+      SIS_RATE_LIMIT: '1000/1s',
+      SIS_REDIS_URL: `redis://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+      SIS_SHUTDOWN_GRACE_MS: '0',
+      ...env,
+    });
+    try {
+      await body(s, proxy, () => opened);
+    } finally {
+      await stopServe(s);
+      relay.close();
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   it(
     'Redis unreachable: requests let through, one warning; one line when it answers again',
-    { skip: redisUrl === '' ? 'SIS_TEST_REDIS_URL not set: Redis tests skipped' : false, timeout: 30_000 },
-    async () => {
-      const target = new URL(redisUrl);
-      const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
-      await proxy.start();
-      const dir = mkdtempSync(join(tmpdir(), 'sis-redis-state-'));
-      const s = await startServe(`sqlite:${join(dir, 'sis.db')}`, {
-        SIS_DEMO_DATA: 'true',
-        SIS_RATE_LIMIT: '1000/1s',
-        SIS_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-        SIS_SHUTDOWN_GRACE_MS: '0',
-      });
-      try {
+    { skip: redisSkip, timeout: 30_000 },
+    () =>
+      besideRedis('state', {}, async (s, proxy) => {
         assert.equal(await token(s), 200);
         await proxy.stop();
         for (let i = 0; i < 6; i++) assert.equal(await token(s), 200, 'let through');
@@ -277,11 +313,51 @@ describe('run-time failures, logged once per change', () => {
         assert.equal(await token(s), 200);
         assert.equal(await readyz(s), '200 ready\n');
         assert.equal(stateLines(s, 'Redis').down.length, 1, 'still one line for the outage');
-      } finally {
-        await stopServe(s);
-        await proxy.stop();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      }),
+  );
+
+  it(
+    'Redis partitioned: requests pay its deadline until it is known lost, then nothing while one probe at a time looks; one line each way; /readyz and sis_dependency_up follow',
+    { skip: redisSkip, timeout: 60_000 },
+    () => {
+      const deadlineMs = 2000;
+      return besideRedis('partition', { SIS_REDIS_TIMEOUT_MS: String(deadlineMs) }, async (s, proxy, opened) => {
+        const timed = async (): Promise<number> => {
+          const started = Date.now();
+          assert.equal(await token(s), 200, 'let through');
+          return Date.now() - started;
+        };
+        assert.equal(await token(s), 200);
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 1);
+        proxy.pause(); // connections kept, nothing answered: not a refusal
+        const before = opened();
+        const partitioned = Date.now();
+        const first = await timed();
+        assert.ok(first >= deadlineMs - 100, `the first request waited its deadline (${first} ms)`);
+        await eventually(() => assert.equal(stateLines(s, 'Redis').down.length, 1));
+        // Known lost: twenty requests together take less than one deadline (each paid 500 ms before).
+        let twenty = 0;
+        for (let i = 0; i < 20; i++) twenty += await timed();
+        assert.ok(twenty < deadlineMs, `twenty requests once Redis is known lost took ${twenty} ms in all`);
+        assert.equal(await readyz(s), '200 ready (degraded: Redis unreachable)\n');
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 0);
+        // One probe at a time, each a fresh connection waiting at most the deadline, a second apart.
+        const probes = opened() - before;
+        const most = Math.ceil((Date.now() - partitioned) / (deadlineMs + 1000)) + 1;
+        assert.ok(probes >= 1 && probes <= most, `${probes} connections opened in the partition (at most ${most})`);
+
+        proxy.resume();
+        await eventually(() => assert.equal(stateLines(s, 'Redis').back.length, 1), 15_000);
+        assert.equal(await readyz(s), '200 ready\n');
+        assert.equal(await metric(s, 'sis_dependency_up{dependency="redis"}'), 1);
+        assert.equal(await token(s), 200);
+        await logWritten();
+        assert.deepEqual(
+          [stateLines(s, 'Redis').down.length, stateLines(s, 'Redis').back.length],
+          [1, 1],
+          'one line when lost, one when back',
+        );
+      });
     },
   );
 });

@@ -16,7 +16,10 @@ export type CommandEnv = Readonly<Record<string, string | undefined>>;
 export interface CommandStoreOptions {
   /** "apply" for commands that write (they create and migrate, as the service does); "require" for those that only read. */
   readonly migrations: 'apply' | 'require';
-  /** Statements that legitimately run long (an import's merge, an export): no statement time-out where it bounds run time (PostgreSQL). */
+  /**
+   * Statements that legitimately run long (an import's merge, an export): no statement time-out
+   * where it bounds run time, and no query deadline (PostgreSQL).
+   */
   readonly bulk?: boolean;
   /** Appended to a failure's message ("; nothing was imported"). */
   readonly failureNote?: string;
@@ -43,6 +46,11 @@ export function commandDatabase(env: CommandEnv, options: CommandStoreOptions): 
       poolSize: Math.min(config.databasePoolSize, 2),
       ...(statementTimeoutMs === null ? {} : { statementTimeoutMs }),
       applicationName: 'sis-cli',
+      // A command that is not bulk ends with its line within a deadline of its own, as a request
+      // does (docs/operations.md, A partition of the database), instead of waiting out a partition.
+      ...(options.bulk === true
+        ? {}
+        : { queryTimeoutMs: config.commandQueryTimeoutMs, queryTimeoutSetting: 'SIS_COMMAND_QUERY_TIMEOUT_MS' }),
       migrations: options.migrations,
     },
   };

@@ -94,6 +94,8 @@ export interface Config {
   readonly databaseQueryTimeoutMs: number;
   /** PostgreSQL: calls waiting for a connection at once; more fail at once. */
   readonly databaseMaxWaiting: number;
+  /** PostgreSQL: longest wait for a query of a `sis` command that is not bulk, measured here (0: none). */
+  readonly commandQueryTimeoutMs: number;
   /** Students read per page; a list longer than one page is streamed. 0: never stream. */
   readonly listPageRows: number;
   /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */

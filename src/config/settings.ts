@@ -122,6 +122,13 @@ export const SETTINGS = defineSettings([
     meaning: 'PostgreSQL: calls of one process waiting for a connection at once; more get the server fault at once',
   },
   {
+    name: 'SIS_COMMAND_QUERY_TIMEOUT_MS',
+    kind: int(0, 86_400_000),
+    default: '30000',
+    meaning:
+      'PostgreSQL: the sis commands (but import, export and students): longest wait for a query, measured here; past it the command ends with one line instead of waiting out a partition (0 = none)',
+  },
+  {
     name: 'SIS_ANSWER_CACHE_BYTES',
     kind: int(0, GIB),
     default: '16777216',

@@ -13,6 +13,8 @@ export interface OpenStoreOptions {
    * the database back (postgres-deadlines.ts). Absent or 0: none (the commands, bulk imports).
    */
   readonly queryTimeoutMs?: number;
+  /** The setting queryTimeoutMs comes from, named when a query passes it (default SIS_DATABASE_QUERY_TIMEOUT_MS). */
+  readonly queryTimeoutSetting?: string;
   /** PostgreSQL, with queryTimeoutMs: the most calls waiting for a connection at once (default 100). */
   readonly maxWaiting?: number;
   /** PostgreSQL application_name, shown in pg_stat_activity (default "sis"; an application_name in the URL wins). */

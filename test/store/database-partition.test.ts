@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
 import { eventually } from '../helpers/eventually.js';
 import { SCHOOL_A, writeSchoolChange } from '../helpers/school-change.js';
@@ -246,6 +247,38 @@ describe('a PostgreSQL partition', { skip: POSTGRES_SKIP ?? undefined }, () => {
       await proxy.close();
     }
   });
+
+  it(
+    'a sis command whose query is not answered ends with its line within its deadline',
+    { timeout: 60_000 },
+    async () => {
+      const { url } = newSchema('command');
+      const migrated = await runSis(['migrate'], url);
+      assert.equal(migrated.code, 0, migrated.stderr);
+      // The outbox held by another session: the command's query waits for an answer that does not
+      // come, as in a partition (its connection opened, the server silent).
+      const schema = new URL(url).searchParams.get('schema')!;
+      const holder = new pg.Client({ connectionString: postgresUrl });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query(`lock table "${schema}".outbox in access exclusive mode`);
+        const started = performance.now();
+        const listed = await runSis(['outbox'], url, { SIS_COMMAND_QUERY_TIMEOUT_MS: '1500' });
+        const ms = performance.now() - started;
+        assert.equal(listed.code, 1, listed.stdout);
+        assert.match(listed.stderr, /^sis outbox: .*did not answer/m);
+        assert.equal(listed.stderr.trim().split('\n').length, 1, listed.stderr);
+        assert.ok(ms < BOUND_MS + 4000, `ended after ${Math.round(ms)} ms`);
+        await holder.query('rollback');
+        // With the table free again, the same command answers.
+        const again = await runSis(['outbox'], url, { SIS_COMMAND_QUERY_TIMEOUT_MS: '1500' });
+        assert.equal(again.code, 0, again.stderr);
+      } finally {
+        await holder.end();
+      }
+    },
+  );
 
   it(
     'a stale answer is never older than promised: a change by another process, then the database gone',

@@ -27,6 +27,8 @@ export interface DeadlineOptions {
   readonly queryTimeoutMs: number;
   /** The most calls waiting for a connection at once; more fail at once (ERR_DB_BUSY). */
   readonly maxWaiting: number;
+  /** The setting that chose queryTimeoutMs, named in the error (default SIS_DATABASE_QUERY_TIMEOUT_MS). */
+  readonly setting?: string;
   /** The pause between probes while the database is unavailable (default 500 ms). */
   readonly probeIntervalMs?: number;
 }
@@ -190,12 +192,12 @@ class DeadlineClient implements PostgresPoolClient {
   /** `run` on this connection, failed (and the connection destroyed) past its deadline. */
   timed<T>(run: () => Promise<T>): Promise<T> {
     if (this.#expired !== null) return Promise.reject(this.#expired);
-    const { queryTimeoutMs } = this.guard.options;
+    const { queryTimeoutMs, setting = 'SIS_DATABASE_QUERY_TIMEOUT_MS' } = this.guard.options;
     const ms = this.#transactionEnds === 0 ? queryTimeoutMs : Math.max(1, this.#transactionEnds - Date.now());
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         const error = new DatabaseTimeoutError(
-          `the database did not answer within ${ms} ms (SIS_DATABASE_QUERY_TIMEOUT_MS): the connection is dropped; check the database server and the network`,
+          `the database did not answer within ${ms} ms (${setting}): the connection is dropped; check the database server and the network`,
         );
         this.#expired = error;
         // As pg-pool does with a connection that does not connect in time: its query then ends too.

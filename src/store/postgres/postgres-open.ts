@@ -51,7 +51,13 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
   // The pool re-emits idle clients' errors, which the listener above has already reported.
   pool.on('error', () => undefined);
   const guarded =
-    queryTimeoutMs > 0 ? new DeadlinePool(pool, { queryTimeoutMs, maxWaiting: options.maxWaiting ?? 100 }) : null;
+    queryTimeoutMs > 0
+      ? new DeadlinePool(pool, {
+          queryTimeoutMs,
+          maxWaiting: options.maxWaiting ?? 100,
+          ...(options.queryTimeoutSetting === undefined ? {} : { setting: options.queryTimeoutSetting }),
+        })
+      : null;
   const plain = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const db = guarded === null ? plain : new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
   const queries = guarded ?? { queryArray: <R extends unknown[]>(config: QueryArrayConfig) => pool.query<R>(config) };

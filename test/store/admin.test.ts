@@ -251,7 +251,7 @@ for (const target of storeTargets) {
       const again = await openStore(db.url, { migrations: 'require' });
       assert.deepEqual(again.migrationsApplied, []);
       await again.close();
-      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column, migration 8's column (its outbox columns went with the table) and migration 9's table.
+      // Back to what version 1 was: without migration 2's indexes, migration 3's tables, migration 4's trigger, migration 5's index and table and migration 6's tables, migration 7's tables and column, migration 8's column (its outbox columns went with the table), migration 9's table and migration 12's trigger.
       await db.sql(`delete from sis_migrations where version >= 2`);
       await db.sql('drop index students_seq');
       if (target.name === 'PostgreSQL') {
@@ -259,6 +259,9 @@ for (const target of storeTargets) {
         await db.sql('drop trigger students_data_version on students');
         await db.sql('drop function sis_bump_data_version()');
         await db.sql('drop table sis_data_versions');
+        // Migration 12: AuthCode's commit deadline.
+        await db.sql('drop trigger auth_codes_commit_by on auth_codes');
+        await db.sql('drop function sis_check_commit_by()');
       }
       for (const table of ['marks', 'push_settings', 'outbox']) await db.sql(`drop table ${table}`);
       await db.sql('drop index auth_codes_phone_time');

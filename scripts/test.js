@@ -34,7 +34,7 @@ const FILE_TIMEOUT_MS = 20 * 60_000;
 const LONG_FILES = new Map([
   ['deploy/container-image.test.js', 60 * 60_000], // builds the image (30 min allowed for the build alone)
   ['deploy/systemd-container.test.js', 60 * 60_000], // builds the systemd image
-  ['deploy/runtimes.test.js', 60 * 60_000], // installs and builds the repository on three Node.js lines
+  ['deploy/runtimes.test.js', 60 * 60_000], // installs and builds the repository on three Node.js lines, each with npm 11 and 12
 ]);
 
 /**

@@ -7,11 +7,11 @@
  * the scripts it ran, and no node-gyp build folder); `npm start` answers a SOAP call on that Node,
  * prints no warning, and stops on SIGTERM with exit 0 (no abort); `npm test` finds every test file
  * of the tree (`-- --list`) and runs one through Node's runner to its closing summary.
- * Made cheap: three combinations instead of six (each line once, each npm at least once; Node 24,
- * the recommended line, with the npm it ships with), the runtimes kept between runs in the system's
- * temporary folder named by version (.ci/run keeps its Node 24 there too), and every install from
- * the machine's npm cache first (prefer-offline: only the first one fetches). What remains is the
- * repository's TypeScript build, once per combination.
+ * All six combinations (npm 11 runs every install script it finds, npm 12 only approved ones: both
+ * must find none). Made cheap: the runtimes kept between runs in the system's temporary folder named
+ * by version (.ci/run keeps its Node 24 there too), and every install from the machine's npm cache
+ * first (prefer-offline: only the first one fetches). What remains is the repository's TypeScript
+ * build, once per combination.
  * Skipped with a message where the npm registry cannot be reached, git is missing or no Node build
  * exists for this machine.
  */
@@ -37,8 +37,11 @@ import { repoRoot } from '../helpers/test-server.js';
 
 /** The combinations: Node's major line and the npm major installing on it. */
 const RUNTIMES = [
+  { node: '22', npm: '11' },
   { node: '22', npm: '12' },
   { node: '24', npm: '11' },
+  { node: '24', npm: '12' },
+  { node: '26', npm: '11' },
   { node: '26', npm: '12' },
 ] as const;
 
@@ -118,7 +121,7 @@ async function fetchRuntimes(): Promise<Runtime[] | string> {
       const nodeVersion = await newest(NODE_PACKAGE, r.node);
       const node = await unpack(NODE_PACKAGE, nodeVersion);
       const npm = await unpack('npm', await newest('npm', r.npm));
-      const bin = join(work, `bin-${r.node}`);
+      const bin = join(work, `bin-${r.node}-npm${r.npm}`);
       mkdirSync(bin);
       symlinkSync(join(node, 'bin', 'node'), join(bin, 'node'));
       symlinkSync(join(npm, 'bin', 'npm-cli.js'), join(bin, 'npm'));

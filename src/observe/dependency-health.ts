@@ -40,11 +40,6 @@ export class Dependency {
     return this.#problem;
   }
 
-  /** When the state in force began (ms since the epoch), or null while the dependency works. */
-  get failingSince(): number | null {
-    return this.#problem === null ? null : this.#since;
-  }
-
   /**
    * Says what a part of the service does while the dependency fails ("rate limits (SIS_RATE_LIMIT)
    * are not enforced"): the one line names every part's, whichever part noticed first.

@@ -37,7 +37,7 @@ import type { Captured } from './capture.js';
 import { captureReply, teeReply } from './capture.js';
 import { compareWithLegacy } from './comparison.js';
 import type { ComparisonJob } from './comparison.js';
-import { Failover } from './failover.js';
+import { Failover, NOT_FORWARDED } from './failover.js';
 import type { Comparer } from './in-process-comparer.js';
 import type { Judgement, JudgeRules } from './judgement.js';
 import type { ForwardRequest, LegacyClient, LegacyResult } from './legacy-client.js';
@@ -278,7 +278,7 @@ export class ShadowDispatcher {
     const ours = typeof slot === 'function' ? this.ours(dryRun, ex, known) : null;
     let result: LegacyResult;
     try {
-      result = await this.send(ex, known, body, false);
+      result = await this.forwardOwn(ex, known, body);
     } catch (err) {
       if (typeof slot === 'function') slot();
       throw err;
@@ -312,6 +312,19 @@ export class ShadowDispatcher {
       (outcome) => captureReply(outcome.reply, this.parts.settings.maxAnswerBytes).catch(() => null),
       () => null,
     );
+  }
+
+  /** Legacy mode's own request to the legacy, unless it is known not to answer (Failover: a quiet spell). */
+  private async forwardOwn(ex: HttpExchange, known: Known, body: Buffer | null): Promise<LegacyResult> {
+    const how = this.#failover.forwarding();
+    if (how === 'not-forwarded') return NOT_FORWARDED;
+    let result: LegacyResult | null = null;
+    try {
+      result = await this.send(ex, known, body, false);
+      return result;
+    } finally {
+      this.#failover.forwarded(how, result);
+    }
   }
 
   private async send(ex: HttpExchange, known: Known, body: Buffer | null, copy: boolean): Promise<LegacyResult> {

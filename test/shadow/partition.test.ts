@@ -1,8 +1,9 @@
 /**
  * The legacy service partitioned (a TCP proxy in front of it stops forwarding: its connections
  * stay open, new ones are accepted and never answered): in legacy mode the client gets the
- * fail-over within SIS_SHADOW_TIMEOUT_MS, and the legacy's answers again once the network is
- * back; in compare mode our answer never waits for it.
+ * fail-over within SIS_SHADOW_TIMEOUT_MS, and at once after three requests in a row went
+ * unanswered, and the legacy's answers again once the network is back; in compare mode our
+ * answer never waits for it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -56,17 +57,31 @@ describe('the legacy service partitioned', { timeout: 90_000 }, () => {
     try {
       assert.match((await timed(server, TOKEN)).body, /tok-AAA-LEGACY/, 'the legacy answers');
       proxy.pause();
-      for (const c of [TOKEN, LIST, TOKEN]) {
+      const waited: number[] = [];
+      for (const c of [TOKEN, LIST, TOKEN, LIST, TOKEN]) {
         const answer = await timed(server, c);
         assert.equal(answer.status, 200, c.name);
         assert.equal(answer.body, c.answer.body.toString('utf8'), `${c.name}: our answer (fail-over)`);
         t.diagnostic(`${c.name}: the fail-over in ${answer.ms} ms (SIS_SHADOW_TIMEOUT_MS=${TIMEOUT_MS})`);
         assert.ok(answer.ms < TIMEOUT_MS + MARGIN_MS, `${c.name} answered in ${answer.ms} ms`);
+        waited.push(answer.ms);
       }
+      // Three requests in a row without an answer are a partition: the next ones are failed over
+      // at once for a quiet spell instead of each waiting out the time-out.
+      assert.ok(
+        waited.slice(0, 3).every((ms) => ms >= TIMEOUT_MS - 100),
+        `the first three waited out the time-out: ${waited}`,
+      );
+      assert.ok(
+        waited.slice(3).every((ms) => ms < TIMEOUT_MS / 2),
+        `then at once: ${waited}`,
+      );
       proxy.resume();
+      // After the spell, one request goes to the legacy again, and its answer ends the fail-over.
       await eventually(async () => assert.match((await timed(server, TOKEN)).body, /tok-AAA-LEGACY/), 15_000);
       const metrics = await server.app.registry.metrics();
-      assert.match(metrics, /sis_shadow_failovers_total\{answer="ours"\} 3/);
+      const failovers = Number(/sis_shadow_failovers_total\{answer="ours"\} (\d+)/.exec(metrics)?.[1]);
+      assert.ok(failovers >= 5, `the five, and those asked during the spell after the partition: ${failovers}`);
     } finally {
       proxy.resume();
       await server.close();

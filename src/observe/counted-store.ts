@@ -10,8 +10,9 @@ export type CountedStore = Store & { readonly inFlight: number };
  * flag, read by the dispatcher), not by the names of store methods.
  */
 export interface StoreObserver {
-  succeeded(): void;
-  failed(error: unknown): void;
+  /** `startedAt` (ms since the epoch): when the call began, so a call begun before a change of state tells nothing of it. */
+  succeeded(startedAt: number): void;
+  failed(error: unknown, startedAt: number): void;
 }
 
 /**
@@ -24,31 +25,35 @@ export interface StoreObserver {
  */
 export function countedStore(inner: Store, observer: StoreObserver | null = null): CountedStore {
   let inFlight = 0;
-  const failed = (error: unknown): void => {
+  const failed = (error: unknown, startedAt: number): void => {
     inFlight--;
-    observer?.failed(error);
+    observer?.failed(error, startedAt);
   };
-  const succeeded = (): void => {
+  const succeeded = (startedAt: number): void => {
     inFlight--;
-    observer?.succeeded();
+    observer?.succeeded(startedAt);
   };
   const store = forwardMethods<Store>(
     inner,
     () => inner,
     (call) => {
+      const startedAt = Date.now();
       let result: unknown;
       try {
         result = call();
       } catch (error) {
-        observer?.failed(error);
+        observer?.failed(error, startedAt);
         throw error;
       }
       if (result instanceof Promise) {
         inFlight++;
-        result.then(succeeded, failed);
+        result.then(
+          () => succeeded(startedAt),
+          (error: unknown) => failed(error, startedAt),
+        );
       } else if (!isAsyncIterable(result)) {
         // Read at once (SQLite): a success now. A streamed list has read nothing yet.
-        observer?.succeeded();
+        observer?.succeeded(startedAt);
       }
       return result;
     },

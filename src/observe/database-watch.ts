@@ -26,41 +26,45 @@ const READ_ONLY: Problem = {
     'AuthCode (every write) is answered with a server fault, reads are still answered; point SIS_DATABASE_URL at a writable database (a PostgreSQL primary, not a standby) or check the file system',
 };
 
-/** Records a failed call's meaning for the database; true when it was the database's state (already logged). */
-export function noteDatabaseFailure(health: DependencyHealth, error: unknown): boolean {
+/**
+ * Records a failed call's meaning for the database; true when it was the database's state (already
+ * logged). `startedAt`: when the call began, where known (a call begun before the database was
+ * back tells nothing new when it fails after).
+ */
+export function noteDatabaseFailure(health: DependencyHealth, error: unknown, startedAt?: number): boolean {
   switch (databaseCondition(error)) {
     case 'unavailable':
-      health.database.failed(UNAVAILABLE, error);
+      health.database.failed(UNAVAILABLE, error, undefined, startedAt);
       return true;
     case 'disk full':
-      health.databaseWrites.failed(DISK_FULL, error);
+      health.databaseWrites.failed(DISK_FULL, error, undefined, startedAt);
       return true;
     case 'read-only':
-      health.databaseWrites.failed(READ_ONLY, error);
+      health.databaseWrites.failed(READ_ONLY, error, undefined, startedAt);
       return true;
     default:
       return false;
   }
 }
 
-/** The database did not answer (a readiness ping): unavailable, whatever the error. */
-export function noteDatabaseDown(health: DependencyHealth, error: unknown): void {
-  if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error))
-    health.database.failed(UNAVAILABLE, error);
+/** The database did not answer (a readiness ping begun at `startedAt`): unavailable, whatever the error. */
+export function noteDatabaseDown(health: DependencyHealth, error: unknown, startedAt: number): void {
+  if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error, startedAt))
+    health.database.failed(UNAVAILABLE, error, undefined, startedAt);
 }
 
 /** The store's calls watched, and `wrote` for an operation that writes and succeeded (OperationContext.onWritten). */
 export function watchDatabase(health: DependencyHealth): StoreObserver & { wrote(): void } {
   return {
-    succeeded() {
-      health.database.worked();
+    succeeded(startedAt) {
+      health.database.worked(undefined, startedAt);
     },
     wrote() {
       health.database.worked();
       health.databaseWrites.worked();
     },
-    failed(error) {
-      noteDatabaseFailure(health, error);
+    failed(error, startedAt) {
+      noteDatabaseFailure(health, error, startedAt);
     },
   };
 }

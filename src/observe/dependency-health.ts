@@ -27,6 +27,8 @@ export class Dependency {
   readonly #failing = new Set<string>();
   readonly #effects: string[] = [];
   #since = 0;
+  /** When the last failure ended (ms since the epoch). */
+  #recoveredAt = 0;
   #failures = 0;
 
   constructor(
@@ -51,9 +53,12 @@ export class Dependency {
   /**
    * A failure, seen by `part` (a connection of its own; the whole dependency when left out):
    * logged only when the dependency was working. A different problem meanwhile replaces the one
-   * /readyz names, without a line.
+   * /readyz names, without a line. `startedAt` (ms since the epoch): when the call began; one begun
+   * before the dependency was back, failing after, is no sign of a new failure (it met the
+   * dependency as it was then).
    */
-  failed(problem: Problem, error?: unknown, part: string = WHOLE): void {
+  failed(problem: Problem, error?: unknown, part: string = WHOLE, startedAt?: number): void {
+    if (this.#problem === null && startedAt !== undefined && startedAt < this.#recoveredAt) return;
     this.#failures++;
     this.#failing.add(part);
     const was = this.#problem;
@@ -80,6 +85,7 @@ export class Dependency {
     if (this.#failing.size > 0) return;
     const was = this.#problem;
     this.#problem = null;
+    this.#recoveredAt = Date.now();
     const seconds = Math.round((Date.now() - this.#since) / 1000);
     this.log.warn(
       { dependency: this.name, was: was.what, downSeconds: seconds, failures: this.#failures },

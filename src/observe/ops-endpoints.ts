@@ -98,6 +98,7 @@ export class OpsEndpoints {
   private async pingOnce(): Promise<void> {
     const timeoutMs = this.options.pingTimeoutMs ?? 2000;
     let timer: NodeJS.Timeout | undefined;
+    const startedAt = Date.now();
     try {
       await Promise.race([
         this.options.store.ping(),
@@ -105,10 +106,10 @@ export class OpsEndpoints {
           timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
-      this.options.health.database.worked();
+      this.options.health.database.worked(undefined, startedAt);
     } catch (err) {
       // Logged once when the state changes, not at every probe.
-      noteDatabaseDown(this.options.health, err);
+      noteDatabaseDown(this.options.health, err, startedAt);
     } finally {
       clearTimeout(timer);
     }

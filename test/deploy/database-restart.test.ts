@@ -183,7 +183,12 @@ describe('a PostgreSQL restart under load, behind HAProxy', { skip: SKIP }, () =
 
         // One line when the database went, one when it came back, per instance.
         await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS + 300));
-        for (const s of instances) assert.deepEqual(databaseLines(s), { down: 1, back: 1 }, s.url);
+        for (const s of instances)
+          assert.deepEqual(
+            databaseLines(s),
+            { down: 1, back: 1 },
+            `${s.url}: ${JSON.stringify(s.logs.filter((l) => l['dependency'] === 'database').map((l) => [l['time'], l['msg'], l['reason']]))}`,
+          );
         for (const s of instances) {
           const metrics = await (await fetch(`${s.url}/metrics`)).text();
           const stale = Number(/^sis_answers_stale_total (\d+)/m.exec(metrics)?.[1]);

@@ -12,7 +12,8 @@ import type { Server, Socket } from 'node:net';
 export class TcpProxy {
   #server: Server | null = null;
   #port = 0;
-  #held = false;
+  /** Swallowing what clients send: true; or from the first chunk that matches (a RegExp); false. */
+  #held: boolean | RegExp = false;
   /** The connections whose answers are kept back, and what was kept. */
   #holding: Set<Socket> | null = null;
   #replies: { client: Socket; data: Buffer }[] = [];
@@ -89,11 +90,13 @@ export class TcpProxy {
   }
 
   /**
-   * From now until `cut`, what clients send is swallowed: their queries wait for an answer.
-   * Resolves once something was swallowed (a query is waiting, however slowly it came).
+   * From now until `cut`, what clients send is swallowed: their queries wait for an answer. With
+   * `from`, what they send is forwarded until a chunk matches it (`/insert into/`: a write), and
+   * swallowed from that chunk on. Resolves once something was swallowed (a query is waiting,
+   * however slowly it came).
    */
-  hold(): Promise<void> {
-    this.#held = true;
+  hold(from?: RegExp): Promise<void> {
+    this.#held = from ?? true;
     return new Promise((resolve) => (this.#onSwallowed = resolve));
   }
 
@@ -128,7 +131,8 @@ export class TcpProxy {
     const upstream = connect(this.targetPort, this.targetHost);
     this.#sockets.add(client).add(upstream);
     client.on('data', (data) => {
-      if (!this.#held) upstream.write(data);
+      if (this.#held instanceof RegExp && this.#held.test(data.toString('latin1'))) this.#held = true;
+      if (this.#held !== true) upstream.write(data);
       else {
         this.#onSwallowed?.();
         this.#onSwallowed = null;

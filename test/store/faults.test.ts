@@ -214,7 +214,9 @@ describe('PostgreSQL faults', { skip: POSTGRES_SKIP ?? undefined }, () => {
 
       // A first code: AuthCode's reads (the blocked ranges, kept for a second) are then done, and the write is what is cut.
       assert.equal((await soap.call(server.url, AuthCode, { code: 'b', phone: '+15550100122' })).res.status, 200);
-      const writeHeld = proxy.hold();
+      // Its reads pass; the code's insert is swallowed: the write is what is cut (not a read before it,
+      // which would be retried), however the reads before it were timed.
+      const writeHeld = proxy.hold(/insert into/i);
       const write = soap.call(server.url, AuthCode, { code: 'c', phone: '+15550100123' });
       await writeHeld; // the write is on its way (a fixed wait was too short on a loaded machine)
       proxy.cut();

@@ -11,7 +11,7 @@ import { METHOD_NOT_ALLOWED, NO_SUCH_DESCRIPTION, NOT_FOUND, unrecognizedFormat 
 import { buildRouteSets, findRoute } from './route.js';
 import type { RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
-import { staleClient, StaleAnswers } from './stale-answers.js';
+import { StaleAnswers } from './stale-answers.js';
 import type { Binding, Call, Exchange, Outcome, Read, Route, ServiceRoutes } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
@@ -148,7 +148,8 @@ export class Dispatcher {
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
       if (this.stale !== null && call.op.writes !== true) {
         const key = kept?.key ?? answerKey(binding.name, call);
-        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null, staleClient(ex));
+        // Kept for the caller's client (address/client-network.ts), not its address's spelling.
+        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null, ex.client);
       }
       return { service: routes.name, binding: binding.name, operation, reply };
     };

@@ -1,7 +1,6 @@
 import { isStreamed } from '../reply/reply.js';
 import type { Reply } from '../reply/reply.js';
 import { databaseCondition, errorCode } from '../store/db-errors.js';
-import type { Exchange } from './types.js';
 
 /** How stale answers are kept and told fresh enough. */
 export interface StaleOptions {
@@ -78,6 +77,7 @@ export class StaleAnswers {
     const owner = old === undefined || old.client === client ? client : null;
     if (old !== undefined) this.#drop(key, old);
     const entry: Entry = { reply, bytes: size, version, at: this.#now(), client: owner };
+    this.#bytes += size;
     if (owner === null) this.#shared.set(key, entry);
     else {
       this.#single.set(key, entry);
@@ -85,14 +85,12 @@ export class StaleAnswers {
       if (mine === undefined) this.#clients.set(owner, (mine = { bytes: 0, keys: new Set() }));
       mine.bytes += size;
       mine.keys.add(key);
-      this.#bytes += size;
       // The client's own oldest leave first, past its share.
       for (const k of mine.keys) {
         if (mine.bytes <= share) break;
         this.#drop(k, this.#single.get(k)!);
       }
     }
-    if (owner === null) this.#bytes += size;
     // Past the budget, answers one client asked leave before those several did, oldest first.
     for (const from of [this.#single, this.#shared])
       for (const [k, e] of from) {
@@ -138,15 +136,6 @@ export class StaleAnswers {
     mine.keys.delete(key);
     if (mine.keys.size === 0) this.#clients.delete(entry.client);
   }
-}
-
-/**
- * The client a stale answer is counted for: the service's one notion of a client
- * (src/address/client-network.ts: every spelling of an IPv4 address one client, an IPv6 one by its
- * prefix), so one client cannot pass for many by rotating its addresses.
- */
-export function staleClient(ex: Pick<Exchange, 'client'>): string {
-  return ex.client;
 }
 
 /** Bytes held by a reply's body (UTF-16 strings count twice); null for a streamed one. */

@@ -142,9 +142,10 @@ export class Dispatcher {
   ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
     if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
+    const startedAt = Date.now();
     const written = (value: ResultValue): Outcome => {
       const reply = binding.write(routes.writers.get(call.op)!, value);
-      if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.();
+      if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.(startedAt);
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
       if (this.stale !== null && call.op.writes !== true) {
         const key = kept?.key ?? answerKey(binding.name, call);

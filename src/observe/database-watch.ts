@@ -54,14 +54,14 @@ export function noteDatabaseDown(health: DependencyHealth, error: unknown, start
 }
 
 /** The store's calls watched, and `wrote` for an operation that writes and succeeded (OperationContext.onWritten). */
-export function watchDatabase(health: DependencyHealth): StoreObserver & { wrote(): void } {
+export function watchDatabase(health: DependencyHealth): StoreObserver & { wrote(startedAt: number): void } {
   return {
     succeeded(startedAt) {
       health.database.worked(undefined, startedAt);
     },
-    wrote() {
-      health.database.worked();
-      health.databaseWrites.worked();
+    wrote(startedAt) {
+      health.database.worked(undefined, startedAt);
+      health.databaseWrites.worked(undefined, startedAt);
     },
     failed(error, startedAt) {
       noteDatabaseFailure(health, error, startedAt);

@@ -21,14 +21,25 @@ export interface Problem {
 /** The part of the service that noticed, when several use one dependency through their own connections. */
 const WHOLE = '';
 
+/**
+ * How long a dependency must go without a failure once it worked again before it is back (and its
+ * line written). A PostgreSQL stop ends its connections one by one over a few milliseconds, so a
+ * query on one not yet ended succeeds between two that fail (CI saw the database "back after 0 s"
+ * and lost again 7 ms later); a flapping network does the same. Failures within the spell belong
+ * to the outage already logged.
+ */
+export const RECOVERY_SETTLE_MS = 1000;
+
 export class Dependency {
   #problem: Problem | null = null;
   /** Parts that saw it fail and have not seen it work since (each its own connection). */
   readonly #failing = new Set<string>();
   readonly #effects: string[] = [];
   #since = 0;
-  /** When the last failure ended (ms since the epoch). */
+  /** When it last worked again after failing (ms since the epoch): the end of the last outage, or of this one if it holds. */
   #recoveredAt = 0;
+  /** Set while it works again, until RECOVERY_SETTLE_MS pass without a failure. */
+  #settling: NodeJS.Timeout | undefined;
   #failures = 0;
 
   constructor(
@@ -37,7 +48,7 @@ export class Dependency {
     private readonly log: Logger,
   ) {}
 
-  /** The problem in force, or null while the dependency works. */
+  /** The problem in force (until the dependency has worked for the settling spell), or null. */
   get problem(): Problem | null {
     return this.#problem;
   }
@@ -54,13 +65,19 @@ export class Dependency {
    * A failure, seen by `part` (a connection of its own; the whole dependency when left out):
    * logged only when the dependency was working. A different problem meanwhile replaces the one
    * /readyz names, without a line. `startedAt` (ms since the epoch): when the call began; one begun
-   * before the dependency was back, failing after, is no sign of a new failure (it met the
+   * before the dependency worked again, failing after, is no sign of a new failure (it met the
    * dependency as it was then).
    */
   failed(problem: Problem, error?: unknown, part: string = WHOLE, startedAt?: number): void {
-    if (this.#problem === null && startedAt !== undefined && startedAt < this.#recoveredAt) return;
+    const working = this.#problem === null || this.#settling !== undefined;
+    if (working && startedAt !== undefined && startedAt < this.#recoveredAt) return;
     this.#failures++;
     this.#failing.add(part);
+    if (this.#settling !== undefined) {
+      // It failed again within the spell: the same outage goes on, without a line.
+      clearTimeout(this.#settling);
+      this.#settling = undefined;
+    }
     const was = this.#problem;
     this.#problem = problem;
     if (was !== null) return;
@@ -74,19 +91,27 @@ export class Dependency {
   }
 
   /**
-   * A success seen by `part`: logs the recovery once no part sees a failure. Cheap otherwise (it
-   * runs per request). `startedAt` (ms since the epoch): when the call began; one begun before the
-   * failure did is no sign of recovery (it was answered by the dependency as it was then).
+   * A success seen by `part`: once no part sees a failure, the dependency is back if nothing fails
+   * for RECOVERY_SETTLE_MS, and the line says so. Cheap otherwise (it runs per request).
+   * `startedAt` (ms since the epoch): when the call began; one begun before the failure did is no
+   * sign of recovery (it was answered by the dependency as it was then).
    */
   worked(part: string = WHOLE, startedAt?: number): void {
-    if (this.#problem === null) return;
+    if (this.#problem === null || this.#settling !== undefined) return;
     if (startedAt !== undefined && startedAt < this.#since) return;
     this.#failing.delete(part);
     if (this.#failing.size > 0) return;
-    const was = this.#problem;
-    this.#problem = null;
     this.#recoveredAt = Date.now();
-    const seconds = Math.round((Date.now() - this.#since) / 1000);
+    this.#settling = setTimeout(() => this.#back(), RECOVERY_SETTLE_MS);
+    this.#settling.unref();
+  }
+
+  /** The settling spell passed without a failure: the outage ended when it first worked again. */
+  #back(): void {
+    const was = this.#problem!;
+    this.#settling = undefined;
+    this.#problem = null;
+    const seconds = Math.round((this.#recoveredAt - this.#since) / 1000);
     this.log.warn(
       { dependency: this.name, was: was.what, downSeconds: seconds, failures: this.#failures },
       `${this.name} back to normal after ${seconds} s (${this.#failures} failed ${this.#failures === 1 ? 'call' : 'calls'} meanwhile)`,

@@ -181,7 +181,11 @@ describe('a PostgreSQL restart under load, behind HAProxy', { skip: SKIP }, () =
         const slowest = Math.max(...[...knownAnswers, ...unknownAnswers, ...codes].map((x) => x.answer.ms));
         assert.ok(slowest < REQUEST_TIMEOUT_MS, `slowest answer ${Math.round(slowest)} ms`);
 
-        // One line when the database went, one when it came back, per instance.
+        // One line when the database went, one when it came back (once it has worked for
+        // RECOVERY_SETTLE_MS), per instance.
+        await eventually(() => {
+          for (const s of instances) assert.ok(databaseLines(s).back > 0, `${s.url}: back`);
+        });
         await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS + 300));
         for (const s of instances)
           assert.deepEqual(

@@ -197,6 +197,7 @@ describe('a PostgreSQL partition', { skip: POSTGRES_SKIP ?? undefined }, () => {
         );
         assert.deepEqual(await storedFor(schema, ['+15550109000', '+15550109001']), { codes: 2, messages: 2 });
 
+        await eventually(() => assert.equal(databaseLines(s).back.length, 1));
         await sleep(LOG_FLUSH_MS + 300);
         const lines = databaseLines(s);
         assert.equal(lines.down.length, 1, lines.down.join('\n'));

@@ -29,6 +29,12 @@ function watched(): { dependency: Dependency; lines: () => Promise<string[]> } {
   return { dependency, lines };
 }
 
+/** One outage, and over: its line when it went, and `back` when it came back. */
+async function oneOutage(dependency: Dependency, lines: () => Promise<string[]>, back: string): Promise<void> {
+  assert.deepEqual(await lines(), ['database unavailable: check it', `database ${back}`]);
+  assert.equal(dependency.problem, null);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const settled = (): Promise<void> => sleep(RECOVERY_SETTLE_MS + 200);
 
@@ -49,11 +55,7 @@ describe('a dependency state', () => {
 
     dependency.worked(undefined, Date.now());
     await settled();
-    assert.deepEqual(await lines(), [
-      'database unavailable: check it',
-      'database back to normal after 1 s (2 failed calls meanwhile)',
-    ]);
-    assert.equal(dependency.problem, null);
+    await oneOutage(dependency, lines, 'back to normal after 1 s (2 failed calls meanwhile)');
   });
 
   it('a call begun before it worked again, failing after, neither ends the spell nor opens an outage', async () => {
@@ -65,11 +67,7 @@ describe('a dependency state', () => {
     dependency.failed(DOWN, undefined, undefined, before);
     await settled();
     dependency.failed(DOWN, undefined, undefined, before);
-    assert.deepEqual(await lines(), [
-      'database unavailable: check it',
-      'database back to normal after 0 s (1 failed call meanwhile)',
-    ]);
-    assert.equal(dependency.problem, null);
+    await oneOutage(dependency, lines, 'back to normal after 0 s (1 failed call meanwhile)');
   });
 
   it('a call begun before the failure, answered after, is no sign it is back', async () => {

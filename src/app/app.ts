@@ -142,7 +142,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     authCodes: authCodePolicyOf(config),
     sms,
     onAuthCodeAccepted: () => outbox?.wake(),
-    onWritten: (startedAt: number) => watch.wrote(startedAt),
+    onWritten: () => watch.wrote(),
     listPageRows: config.listPageRows,
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace), true);

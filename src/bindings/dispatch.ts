@@ -142,11 +142,9 @@ export class Dispatcher {
   ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
     if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
-    // A write's start tells the database's state whether its success means anything (database-watch.ts); reads need no clock.
-    const startedAt = call.op.writes === true ? Date.now() : 0;
     const written = (value: ResultValue): Outcome => {
       const reply = binding.write(routes.writers.get(call.op)!, value);
-      if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.(startedAt);
+      if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.();
       if (kept !== null) this.cache?.set(kept.key, kept.version, reply);
       if (this.stale !== null && call.op.writes !== true) {
         const key = kept?.key ?? answerKey(binding.name, call);

@@ -43,10 +43,9 @@ export interface OperationContext {
   readonly dryRun?: boolean;
   /**
    * Told when an operation that writes (`writes` on its definition) succeeded, never in a dry run:
-   * the database takes writes again (observe/database-watch.ts). `startedAt` (ms since the epoch):
-   * when the operation began, as a write begun before the database failed tells nothing of it.
+   * the database takes writes again (observe/database-watch.ts).
    */
-  readonly onWritten?: (startedAt: number) => void;
+  readonly onWritten?: () => void;
   /** Told when a code was accepted, so its delivery starts at once rather than at the next poll. */
   readonly onAuthCodeAccepted?: () => void;
   /**

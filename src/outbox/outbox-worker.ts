@@ -124,11 +124,6 @@ export class OutboxWorker {
       });
   }
 
-  /** Outcomes known in this process but not written to the database yet (the gateway's answers kept). */
-  get unwrittenOutcomes(): number {
-    return this.unwritten.size;
-  }
-
   /**
    * Stops polling and waits for the delivery in progress; outcomes still unwritten are tried once
    * more, and those that do not land are named (their messages are sent again after their lease).
@@ -165,6 +160,9 @@ export class OutboxWorker {
       [...this.unwritten].map(async ([id, { outcome, written }]) => {
         const landed = await this.store.finishOutbox(id, this.id, outcome);
         this.unwritten.delete(id);
+        // A write landed: the database takes writes again (its state's line, if it had one).
+        this.options.health?.database.worked();
+        this.options.health?.databaseWrites.worked();
         if (landed) written(true);
         else this.lost(id, outcome);
       }),

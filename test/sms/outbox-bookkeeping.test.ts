@@ -15,6 +15,7 @@ import { AuthCode } from '../../src/operations/auth-code.js';
 import { openStore } from '../../src/store/open/open-store.js';
 import type { SqlStore } from '../../src/store/sql/sql-store.js';
 import { bindingClients } from '../helpers/binding-clients.js';
+import { logCollector } from '../helpers/log-collector.js';
 import { PRIVATE_POSTGRES_SKIP, startPrivatePostgres } from '../helpers/private-postgres.js';
 import type { PrivatePostgres } from '../helpers/private-postgres.js';
 import { refuseWrites } from '../helpers/read-only-postgres.js';
@@ -92,11 +93,14 @@ async function serve(
   db: Refusing,
   gateway: SmsGateway,
   leaseMs: number,
+  logDestination?: NodeJS.WritableStream,
 ): Promise<{ server: TestServer; store: SqlStore }> {
   const store = await openStore(db.url, { poolSize: 4 });
   const server = await startTestServer({
     store,
+    ...(logDestination === undefined ? {} : { logDestination }),
     env: {
+      ...(logDestination === undefined ? {} : { LOG_LEVEL: 'info' }),
       SIS_SMS_WEBHOOK_URL: gateway.url,
       SIS_SMS_WEBHOOK_SECRET: SECRET,
       // Below the lease, as the settings require; the gateway's answer waits for the refusal meanwhile.
@@ -111,6 +115,11 @@ async function serve(
 
 async function authCode(server: TestServer, code: string, phone: string): Promise<number> {
   return (await soap.call(server.url, AuthCode, { code, phone })).res.status;
+}
+
+/** Lines at error or above naming outcomes left unwritten at a stop. */
+function stoppingLines(lines: readonly Record<string, unknown>[]): number {
+  return lines.filter((l) => Number(l['level']) >= 50 && String(l['msg']).startsWith('outbox: stopping with')).length;
 }
 
 /** How many times the gateway accepted each code. */
@@ -180,6 +189,51 @@ describe('the outbox when its bookkeeping write is refused', () => {
           await db.allow();
           await server.close();
           await store.close();
+          await gateway.close();
+        }
+      },
+    );
+  }
+
+  for (const target of targets) {
+    test(
+      `${target.name}: the process stops before the outcome lands: one error line names the message, which the next process sends again after the lease (the limit)`,
+      { skip: target.skip, timeout: 120_000 },
+      async () => {
+        const db = await target.make();
+        const { hook, refused } = refusingAtFirstMessage(db);
+        const gateway = await startSmsGateway(SECRET, () => 200, 0, hook);
+        const leaseMs = 3000;
+        const logs = logCollector();
+        const first = await serve(db, gateway, leaseMs, logs.stream);
+        let second: { server: TestServer; store: SqlStore } | null = null;
+        try {
+          assert.equal(await authCode(first.server, 'LIMIT-1', '+15550100801'), 200);
+          await refused;
+          await sleep(500); // the outcome's write is refused, and the outcome kept
+          await first.server.close();
+          await first.store.close();
+          const ids = await eventually(() => {
+            const line = logs.lines.find((l) => String(l['msg']).startsWith('outbox: stopping with attempt outcomes'));
+            return line === undefined ? undefined : (line['outboxIds'] as number[]);
+          });
+          assert.equal(ids.length, 1);
+          assert.equal(stoppingLines(logs.lines), 1, 'one error line');
+          await db.allow();
+          second = await serve(db, gateway, leaseMs);
+          await gateway.delivered(2, 30_000);
+          assert.deepEqual(sentCodes(gateway), { 'LIMIT-1': 2 }, 'at least once: never lost');
+          assert.deepEqual(
+            gateway.received.map((r) => r.messageId),
+            [String(ids[0]), String(ids[0])],
+            'the repeat carries the same X-Message-Id',
+          );
+        } finally {
+          await db.allow();
+          if (second !== null) {
+            await second.server.close();
+            await second.store.close();
+          }
           await gateway.close();
         }
       },

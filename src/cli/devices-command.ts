@@ -48,7 +48,8 @@ export function createDevicesCommand(output: CommandOutput = processOutput): Com
         }
 
         const migrations = action === 'get' ? 'require' : 'apply';
-        return withCommandStore('devices', output, env, { migrations }, async (store, db) => {
+        // set is an upsert and remove a delete: run again, each leaves the same device (or none).
+        return withCommandStore('devices', output, env, { migrations, rerun: action !== 'get' }, async (store, db) => {
           if (action === 'get') {
             const device = await store.admin.device(id);
             if (device === null) {

@@ -17,6 +17,7 @@ import { TABLE_NAMES } from '../store/import/record-check.js';
 import type { TableName } from '../store/import/record-check.js';
 import { openStore } from '../store/open/open-store.js';
 import type { SqlStore } from '../store/sql/sql-store.js';
+import { isUnwritable } from '../store/write-retry.js';
 import { optionValue } from './args.js';
 import type { ParsedArgs } from './args.js';
 import { withCommandStore } from './cli-store.js';
@@ -147,6 +148,8 @@ export function createImportCommand(
             });
           } catch (error) {
             progress.done();
+            // Run again by withCommandStore, reading the file anew (cli-store.ts).
+            if (!plan.dryRun && plan.file !== '-' && isUnwritable(error)) throw error;
             const nothing = plan.dryRun ? ' (dry run: nothing was written)' : '; nothing was imported';
             if (error instanceof ImportRejectedError) {
               if (error.problems > listed) err(`  ... and ${plural(error.problems - listed, 'more problem')}`);
@@ -178,7 +181,9 @@ export function createImportCommand(
           'import',
           output,
           env,
-          { migrations: 'apply', bulk: true, failureNote: '; nothing was imported' },
+          // A file is read again from its start on a second run (standard input cannot be): records are
+          // upserted by key in one transaction, so a run after one that committed unseen changes nothing.
+          { migrations: 'apply', bulk: true, failureNote: '; nothing was imported', rerun: plan.file !== '-' },
           (store, db) => run(store, db.shownUrl),
         );
       },

@@ -24,7 +24,8 @@ export function createMigrateCommand(output: CommandOutput = processOutput): Com
       summary: 'create the database or bring its schema up to date',
       usage: USAGE,
       async run({ env }) {
-        return withCommandStore('migrate', output, env, { migrations: 'apply' }, async (store, db) => {
+        // Migrations run in one transaction, recorded in it: a second run applies what the first did not.
+        return withCommandStore('migrate', output, env, { migrations: 'apply', rerun: true }, async (store, db) => {
           const applied = store.migrationsApplied;
           output.stdout.write(
             applied.length === 0

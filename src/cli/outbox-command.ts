@@ -142,7 +142,8 @@ async function retry(
   const bad = rest.find((id) => !/^[1-9]\d{0,15}$/.test(id));
   if (bad !== undefined) return usageError(`not a message id: ${JSON.stringify(bad)}`);
   const ids = rest.map(Number);
-  return withCommandStore('outbox', output, env, { migrations: 'require' }, async (store) => {
+  // One update, which a failure rolls back (run again, it finds the messages pending already).
+  return withCommandStore('outbox', output, env, { migrations: 'require', rerun: true }, async (store) => {
     const retried = await store.retryOutbox(all ? 'failed' : ids, new Date());
     const of = all ? '' : ` of ${ids.length}`;
     const note = !all && retried < ids.length ? ' (only failed messages are retried)' : '';

@@ -5,9 +5,10 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import type { Config } from '../config/config.js';
-import { Pruner, retentionPolicy } from '../retention/pruner.js';
+import { DEFAULT_PRUNER_OPTIONS, Pruner, retentionPolicy } from '../retention/pruner.js';
 import type { PruneReport, TablePrune } from '../retention/pruner.js';
 import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
+import type { RetentionTable } from '../store/retention-types.js';
 import { optionValue } from './args.js';
 import { withCommandStore } from './cli-store.js';
 import { defineCommand } from './command.js';
@@ -77,10 +78,24 @@ export function createPruneCommand(output: CommandOutput = processOutput): Comma
           output.stderr.write(`sis prune: ${error.message}\n`);
           return 1;
         }
-        return withCommandStore('prune', output, env, { migrations: 'require' }, async (store) => {
-          const pruner = new Pruner(store.retention, retentionPolicy(config), null);
-          const report = await pruner.prune({ ...(olderThanMs === undefined ? {} : { olderThanMs }), dryRun });
-          await writeText(output.stdout, describe(report, config, dryRun, olderThanMs));
+        // Each batch is its own transaction: a second run (on new connections, cli-store.ts) goes on
+        // where the first stopped, and the rows the first removed are added to what it says.
+        const earlier = { auth_codes: 0, outbox: 0, erased: 0 };
+        return withCommandStore('prune', output, env, { migrations: 'require', rerun: true }, async (store) => {
+          const pruner = new Pruner(store.retention, retentionPolicy(config), null, {
+            ...DEFAULT_PRUNER_OPTIONS,
+            retryMs: 0,
+          });
+          let report: PruneReport;
+          try {
+            report = await pruner.prune({ ...(olderThanMs === undefined ? {} : { olderThanMs }), dryRun });
+          } catch (error) {
+            earlier.auth_codes += pruner.pruned.auth_codes;
+            earlier.outbox += pruner.pruned.outbox;
+            earlier.erased += pruner.erasedTexts;
+            throw error;
+          }
+          await writeText(output.stdout, describe(withEarlier(report, earlier), config, dryRun, olderThanMs));
           // The removed bytes leave the SQLite files only once the write-ahead log is emptied.
           if (!dryRun && !(await store.retention.compactLog())) {
             output.stderr.write(
@@ -93,6 +108,19 @@ export function createPruneCommand(output: CommandOutput = processOutput): Comma
     },
     output,
   );
+}
+
+/** A run's report with the rows earlier, failed runs of the command removed. */
+function withEarlier(report: PruneReport, earlier: Readonly<Record<RetentionTable | 'erased', number>>): PruneReport {
+  const add = (prune: TablePrune | null, n: number): TablePrune | null =>
+    prune === null ? null : { ...prune, removed: prune.removed + n };
+  return {
+    tables: {
+      auth_codes: add(report.tables.auth_codes, earlier.auth_codes),
+      outbox: add(report.tables.outbox, earlier.outbox),
+    },
+    erased: report.erased + earlier.erased,
+  };
 }
 
 function describe(report: PruneReport, config: Config, dryRun: boolean, olderThanMs: number | undefined): string {

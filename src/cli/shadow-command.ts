@@ -126,8 +126,10 @@ export function createShadowCommand(output: CommandOutput = processOutput): Comm
           if (!TAKES[action]!.includes(name)) return usageError(`${action} takes no --${name}`);
         if (action !== 'unaccept' && rest.length > 0)
           return usageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+        // reset and unaccept are deletes that may run again (accept adds a rule: not run twice).
+        const rerun = action === 'reset' || action === 'unaccept';
         const withStore = (run: (store: ShadowStore) => Promise<number>): Promise<number> =>
-          withCommandStore('shadow', output, env, { migrations: 'require' }, (store) => run(store.shadow));
+          withCommandStore('shadow', output, env, { migrations: 'require', rerun }, (store) => run(store.shadow));
         switch (action) {
           case 'reset':
             return withStore(async (store) => {

@@ -78,7 +78,8 @@ async function block(call: CommandCall, output: CommandOutput, range: string): P
     return call.usageError(`--for must be a duration such as 30m, 24h or 7d, not ${JSON.stringify(text)}`);
   const now = new Date();
   const until = m === null ? null : new Date(now.getTime() + Number(m[1]) * UNIT_MS.get(m[2]!)!);
-  return withCommandStore('sms', output, call.env, { migrations: 'require' }, async (store) => {
+  // One upsert, one delete: run again, each leaves the same row (or none).
+  return withCommandStore('sms', output, call.env, { migrations: 'require', rerun: true }, async (store) => {
     await store.sms.blockRange(range, until, now);
     output.stdout.write(
       `${range} blocked ${until === null ? 'until allowed again' : `until ${until.toISOString()}`}\n`,
@@ -93,7 +94,7 @@ async function block(call: CommandCall, output: CommandOutput, range: string): P
 }
 
 async function allow(call: CommandCall, output: CommandOutput, range: string): Promise<number> {
-  return withCommandStore('sms', output, call.env, { migrations: 'require' }, async (store) => {
+  return withCommandStore('sms', output, call.env, { migrations: 'require', rerun: true }, async (store) => {
     if (await store.sms.allowRange(range)) {
       output.stdout.write(`${range} allowed again\n`);
       return 0;

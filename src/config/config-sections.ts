@@ -46,6 +46,7 @@ export function databaseSettings(r: SettingReader) {
     databaseQueryTimeoutMs: r.read('SIS_DATABASE_QUERY_TIMEOUT_MS'),
     databaseMaxWaiting: r.read('SIS_DATABASE_MAX_WAITING'),
     commandQueryTimeoutMs: r.read('SIS_COMMAND_QUERY_TIMEOUT_MS'),
+    commandRetryMs: r.read('SIS_COMMAND_RETRY_MS'),
     listPageRows: r.read('SIS_LIST_PAGE_ROWS'),
     answerCacheBytes: r.read('SIS_ANSWER_CACHE_BYTES'),
     staleIfErrorMs: r.read('SIS_STALE_IF_ERROR_MS'),

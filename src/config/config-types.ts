@@ -96,6 +96,8 @@ export interface Config {
   readonly databaseMaxWaiting: number;
   /** PostgreSQL: longest wait for a query of a `sis` command that is not bulk, measured here (0: none). */
   readonly commandQueryTimeoutMs: number;
+  /** How long a `sis` command that writes tries again a database that is read-only or unavailable (0: not). */
+  readonly commandRetryMs: number;
   /** Students read per page; a list longer than one page is streamed. 0: never stream. */
   readonly listPageRows: number;
   /** Bytes of answers kept for cacheable operations while the data is unchanged (0: none kept). */

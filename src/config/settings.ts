@@ -129,6 +129,13 @@ export const SETTINGS = defineSettings([
       'PostgreSQL: the sis commands (but import, export and students): longest wait for a query, measured here; past it the command ends with one line instead of waiting out a partition (0 = none)',
   },
   {
+    name: 'SIS_COMMAND_RETRY_MS',
+    kind: int(0, 3_600_000),
+    default: '60000',
+    meaning:
+      'the sis commands that write: how long a database that refuses writes (read-only: a standby after a switchover) or does not answer is tried again, each time on new connections, before the command ends with its line (0 = not tried again)',
+  },
+  {
     name: 'SIS_ANSWER_CACHE_BYTES',
     kind: int(0, GIB),
     default: '16777216',

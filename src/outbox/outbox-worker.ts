@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { noteDatabaseFailure } from '../observe/database-watch.js';
 import type { DependencyHealth, Problem } from '../observe/dependency-health.js';
-import type { OutboxMessage, OutboxStore } from '../store/outbox-types.js';
+import type { OutboxMessage, OutboxOutcome, OutboxStore } from '../store/outbox-types.js';
 import { maskPhone } from '../store/phone-mask.js';
 import { GatewayError } from './gateways/gateway.js';
 import type { Gateway } from './gateways/gateway.js';
@@ -46,12 +46,26 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxWorkerOptions = {
   batch: 20,
 };
 
+/** An attempt's outcome whose write has not landed yet, and what to log once it has. */
+interface Unwritten {
+  readonly outcome: OutboxOutcome;
+  readonly written: (late: boolean) => void;
+}
+
 /**
  * Delivers the outbox: claims due messages, sends each through the gateways in order (the next
  * one only when the one before refused or could not be reached: never after one took it, or may
  * have), records delivered (with the gateway that took it), pending (with back-off) or failed.
  * Runs in every instance; leases and locked claims keep two instances from sending one message
  * twice. Codes are never logged; phones only masked.
+ *
+ * An outcome whose write fails (a PostgreSQL switchover: the old primary answers 25006; the
+ * database unreachable; SQLite's disk full) is kept here and written again, before anything new is
+ * claimed, at every round until it lands: the row stays leased to this worker meanwhile, this
+ * worker claims nothing (so never its own message again), and the lease keeps other instances off
+ * it until it runs out. What this cannot cover: the process ending before the write lands, or
+ * failing to write for longer than the lease while another instance can; the message is then
+ * claimed again when the lease has run out and sent again (at least once, never lost).
  */
 export class OutboxWorker {
   private readonly id = `${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -61,6 +75,8 @@ export class OutboxWorker {
   private stopped = false;
   /** Failed attempts since the last delivery. */
   private failedInARow = 0;
+  /** Outcomes known here whose write has not landed yet, by message id. */
+  private readonly unwritten = new Map<number, Unwritten>();
   /** Attempts by gateway and result, for /metrics. */
   readonly deliveries: ReadonlyMap<string, Map<DeliveryResult, number>>;
 
@@ -108,20 +124,82 @@ export class OutboxWorker {
       });
   }
 
-  /** Stops polling and waits for the delivery in progress. */
+  /**
+   * Stops polling and waits for the delivery in progress; outcomes still unwritten are tried once
+   * more, and those that do not land are named (their messages are sent again after their lease).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    if (this.unwritten.size === 0) return;
+    await this.writeUnwritten().catch(() => undefined);
+    if (this.unwritten.size > 0)
+      this.log.error(
+        { outboxIds: [...this.unwritten.keys()] },
+        'outbox: stopping with attempt outcomes the database did not take: these messages are claimed and sent again once their lease runs out',
+      );
   }
 
   private async drain(): Promise<void> {
     for (;;) {
+      // What is known and unwritten lands first; until it has, nothing new is claimed (a message
+      // of ours whose lease ran out included: its outcome is known here, it is not sent again).
+      await this.writeUnwritten();
       const claimed = await this.store.claimOutbox(this.id, this.now(), this.options.leaseMs, this.options.batch);
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((m) => this.attempt(m)));
       if (this.stopped) return;
     }
+  }
+
+  /** Writes the kept outcomes again; throws the first failure when any is still unwritten. */
+  private async writeUnwritten(): Promise<void> {
+    if (this.unwritten.size === 0) return;
+    const results = await Promise.allSettled(
+      [...this.unwritten].map(async ([id, { outcome, written }]) => {
+        const landed = await this.store.finishOutbox(id, this.id, outcome);
+        this.unwritten.delete(id);
+        // A write landed: the database takes writes again (its state's line, if it had one).
+        this.options.health?.database.worked();
+        this.options.health?.databaseWrites.worked();
+        if (landed) written(true);
+        else this.lost(id, outcome);
+      }),
+    );
+    const failure = results.find((r) => r.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
+  }
+
+  /**
+   * Writes an attempt's outcome; when the write fails, keeps it to write again (writeUnwritten),
+   * never to send again. `written` logs it once it has landed.
+   */
+  private async record(id: number, outcome: OutboxOutcome, written: (late: boolean) => void): Promise<void> {
+    let landed: boolean;
+    try {
+      landed = await this.store.finishOutbox(id, this.id, outcome);
+    } catch (err) {
+      this.unwritten.set(id, { outcome, written });
+      const health = this.options.health;
+      // The database's state is logged once, by its own line; this message's at debug then.
+      const level = health !== undefined && noteDatabaseFailure(health, err) ? 'debug' : 'warn';
+      this.log[level](
+        { outboxId: id, outcome: outcome.state, err },
+        "outbox: the attempt's outcome could not be written; kept and written again until it lands (the message is not sent again)",
+      );
+      return;
+    }
+    if (landed) written(false);
+    else this.lost(id, outcome);
+  }
+
+  /** The lease ran out before the outcome was written and another worker claimed the message. */
+  private lost(id: number, outcome: OutboxOutcome): void {
+    this.log[outcome.state === 'delivered' ? 'warn' : 'debug'](
+      { outboxId: id, outcome: outcome.state },
+      'outbox: the lease ran out before the outcome was written, and another worker has the message (it may be sent again)',
+    );
   }
 
   private async attempt(message: OutboxMessage): Promise<void> {
@@ -152,17 +230,19 @@ export class OutboxWorker {
       this.failedInARow = 0;
       this.count(gateway.name, 'delivered');
       this.options.health?.smsGateway.worked();
-      await this.store.finishOutbox(message.id, this.id, {
-        state: 'delivered',
-        at: this.now(),
-        gateway: gateway.name,
-        gatewayMessageId,
-      });
-      this.log.info(
-        { outboxId: message.id, phone, attempts: message.attempts, gateway: gateway.name },
-        'outbox: delivered',
+      const outcome: OutboxOutcome = { state: 'delivered', at: this.now(), gateway: gateway.name, gatewayMessageId };
+      return this.record(message.id, outcome, (late) =>
+        this.log.info(
+          {
+            outboxId: message.id,
+            phone,
+            attempts: message.attempts,
+            gateway: gateway.name,
+            ...(late ? { writtenLate: true } : {}),
+          },
+          'outbox: delivered',
+        ),
       );
-      return;
     }
   }
 
@@ -189,21 +269,22 @@ export class OutboxWorker {
       health.smsGateway.failed(REFUSING, err);
     if (forGood || message.attempts >= this.options.maxAttempts) {
       this.count(gateway, 'failed');
-      await this.store.finishOutbox(message.id, this.id, { state: 'failed', error });
-      this.log.error(
-        { outboxId: message.id, phone, attempts: message.attempts, error },
-        forGood ? 'outbox: refused for good by the gateway; not retried' : 'outbox: failed for good',
+      return this.record(message.id, { state: 'failed', error }, () =>
+        this.log.error(
+          { outboxId: message.id, phone, attempts: message.attempts, error },
+          forGood ? 'outbox: refused for good by the gateway; not retried' : 'outbox: failed for good',
+        ),
       );
-      return;
     }
     this.count(gateway, 'retry');
     const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
-    await this.store.finishOutbox(message.id, this.id, { state: 'pending', nextAttemptAt, error });
     // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).
     const level = health === undefined ? 'warn' : 'debug';
-    this.log[level](
-      { outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt },
-      'outbox: will retry',
+    await this.record(message.id, { state: 'pending', nextAttemptAt, error }, () =>
+      this.log[level](
+        { outboxId: message.id, phone, attempts: message.attempts, error, nextAttemptAt },
+        'outbox: will retry',
+      ),
     );
   }
 }

@@ -8,6 +8,10 @@
  * A backlog goes in small batches, each its own short transaction, with a pause after each of a
  * few times what the batch took (at least `minPauseMs`): the write lock is never held for more than
  * a batch, and pruning takes a bounded share of the database's time however large the backlog.
+ *
+ * A batch refused because the database is read-only or unavailable (a PostgreSQL switchover, a
+ * restart) is tried again, on another connection, for up to `retryMs` (write-retry.ts): each batch
+ * is one statement or transaction, so running it again is safe; the round goes on from there.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -16,6 +20,7 @@ import { AUTH_CODE_WINDOW_MS } from '../store/auth-code-window.js';
 import { StoreNotReadyError } from '../store/open/background-store.js';
 import type { RetentionStore, RetentionTable } from '../store/retention-types.js';
 import { RETENTION_TABLES } from '../store/retention-types.js';
+import { retryWrite } from '../store/write-retry.js';
 
 export interface RetentionPolicy {
   /** How long each table's rows are kept, in milliseconds; 0: forever. */
@@ -33,13 +38,19 @@ export interface PrunerOptions {
   readonly pauseFactor: number;
   /** ...and at least this long. */
   readonly minPauseMs: number;
+  /** How long a call refused because the database is read-only or unavailable is tried again (0: not; default 30 s). */
+  readonly retryMs?: number;
 }
+
+/** Half the interval: a switchover's refused writes are over well within it (docs/operations.md). */
+const RETRY_MS = 30_000;
 
 export const DEFAULT_PRUNER_OPTIONS: PrunerOptions = {
   intervalMs: 60_000,
   batchRows: 500,
   pauseFactor: 4,
   minPauseMs: 10,
+  retryMs: RETRY_MS,
 };
 
 /** What a round did to one table: rows created before `before` removed (or, in a dry run, to remove). */
@@ -74,12 +85,16 @@ export interface PruneStep {
 export class Pruner {
   /** Rows this process removed, per table (for /metrics). */
   readonly pruned: Record<RetentionTable, number> = { auth_codes: 0, outbox: 0 };
+  /** Delivered texts this pruner erased. */
+  erasedTexts = 0;
   /** Rows in each table, counted at the end of the last round; null before the first. */
   kept: Readonly<Record<RetentionTable, number>> | null = null;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private endPause: (() => void) | null = null;
+  /** Ends the waits of a call being tried again (stop). */
+  private stopping = new AbortController();
   private readonly steps: PruneStep[] = [];
 
   constructor(
@@ -110,7 +125,7 @@ export class Pruner {
       const before = cutoffs[table];
       if (before === null) continue;
       const removed = dryRun
-        ? await this.store.countPrunable(table, before)
+        ? await this.tried(() => this.store.countPrunable(table, before))
         : await this.batches(
             () => this.store.pruneBatch(table, before, this.options.batchRows),
             (n) => (this.pruned[table] += n),
@@ -118,8 +133,11 @@ export class Pruner {
       tables[table] = { before, removed };
     }
     const erased = dryRun
-      ? await this.store.countUnerased()
-      : await this.batches(() => this.store.eraseDelivered(this.options.batchRows));
+      ? await this.tried(() => this.store.countUnerased())
+      : await this.batches(
+          () => this.store.eraseDelivered(this.options.batchRows),
+          (n) => (this.erasedTexts += n),
+        );
     return { tables, erased };
   }
 
@@ -131,6 +149,7 @@ export class Pruner {
   /** Runs a round now, then one every `intervalMs`. */
   start(): void {
     this.stopped = false;
+    this.stopping = new AbortController();
     this.schedule(0);
   }
 
@@ -139,6 +158,7 @@ export class Pruner {
     this.stopped = true;
     clearTimeout(this.timer);
     this.endPause?.();
+    this.stopping.abort();
     await this.running;
   }
 
@@ -172,8 +192,8 @@ export class Pruner {
       }
       if (this.stopped) return;
       // Also after a round with nothing to prune: delivered texts erased since the last one leave the log.
-      await this.store.compactLog();
-      const counts = await this.store.retentionCounts();
+      await this.tried(() => this.store.compactLog());
+      const counts = await this.tried(() => this.store.retentionCounts());
       this.kept = { auth_codes: counts.auth_codes.kept, outbox: counts.outbox.kept };
     } catch (err) {
       // A database not reachable yet is reported by the store's own retries.
@@ -187,12 +207,22 @@ export class Pruner {
     let total = 0;
     for (;;) {
       const started = performance.now();
-      const n = await batch();
+      const n = await this.tried(batch);
       total += n;
       counted?.(n);
       if (n < this.options.batchRows || this.stopped) return total;
       await this.pause(Math.max(this.options.minPauseMs, (performance.now() - started) * this.options.pauseFactor));
     }
+  }
+
+  /** `call`, tried again while the database is read-only or unavailable, for up to `retryMs`. */
+  private tried<T>(call: () => Promise<T>): Promise<T> {
+    return retryWrite(call, {
+      boundMs: this.options.retryMs ?? RETRY_MS,
+      signal: this.stopping.signal,
+      onRetry: ({ error, attempt, delayMs }) =>
+        this.log?.debug({ err: error, attempt, delayMs }, 'retention: the database refused a batch; trying again'),
+    });
   }
 
   /** A wait that `stop()` cuts short. */

@@ -77,8 +77,13 @@ export type OutboxOutcome =
 export interface OutboxStore {
   /** Takes up to `limit` due messages for `worker` until `now + leaseMs`; counts the attempt. */
   claimOutbox(worker: string, now: Date, leaseMs: number, limit: number): Promise<readonly OutboxMessage[]>;
-  /** Records an attempt's outcome (delivered: code and text erased, phone masked); ignored when the lease is no longer this worker's. */
-  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void>;
+  /**
+   * Records an attempt's outcome (delivered: code and text erased, phone masked). True when the row
+   * holds it: written now, or by an earlier call whose answer was lost (the same outcome, the lease
+   * released), so writing an outcome again until it lands is safe. False, and nothing changed, when
+   * the lease is another worker's (it ran out and someone claimed the message) or the row is gone.
+   */
+  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<boolean>;
   listOutbox(filter: { readonly state?: OutboxState; readonly limit?: number }): Promise<readonly OutboxMessage[]>;
   /** Makes failed messages (all, or the given ids) pending again, due now; returns how many. */
   retryOutbox(ids: 'failed' | readonly number[], now: Date): Promise<number>;

@@ -235,7 +235,11 @@ describe('sis import', () => {
       bad.stderr,
       /^sis import: [^]*mysql:\/\/u:\*\*\*@h\/db: unsupported database URL scheme "mysql:"; use sqlite:PATH or postgres:\/\/\.\.\.\n$/,
     );
-    const down = await run([example], { SIS_DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/db' });
+    // Not tried again (SIS_COMMAND_RETRY_MS=0; read-only-writes.test.ts has the retries): the one line at once.
+    const down = await run([example], {
+      SIS_DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/db',
+      SIS_COMMAND_RETRY_MS: '0',
+    });
     assert.equal(down.code, 1);
     assert.match(
       down.stderr,

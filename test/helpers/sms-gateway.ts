@@ -1,7 +1,8 @@
 /**
  * A real SMS gateway for the outbox tests: an HTTP server that records every POST it receives,
  * checks its signature as a gateway would (HMAC-SHA256 of the raw body, constant-time), and
- * answers the status a test chooses per request.
+ * answers the status a test chooses per request, after what the test does meanwhile (`beforeAnswer`:
+ * the gateway has the message, its sender is still waiting for the answer).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -36,11 +37,12 @@ export function verifySignature(secret: string, body: Buffer, header: string | u
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** `status(n)` is the answer to the n-th request (from 0); 200 by default. */
+/** `status(n)` is the answer to the n-th request (from 0); 200 by default; `beforeAnswer(n)` is awaited first. */
 export async function startSmsGateway(
   secret: string,
   status: (n: number) => number = () => 200,
   port = 0,
+  beforeAnswer?: (n: number) => Promise<void>,
 ): Promise<SmsGateway> {
   const received: ReceivedSms[] = [];
   const waiters: (() => void)[] = [];
@@ -63,8 +65,12 @@ export async function startSmsGateway(
         signed: verifySignature(secret, body, req.headers['x-signature-256'] as string | undefined),
         status: answer,
       });
-      res.writeHead(answer, { 'Content-Type': 'text/plain' }).end(answer < 300 ? 'queued' : 'gateway trouble');
-      for (const wake of waiters.splice(0)) wake();
+      const reply = (): void => {
+        res.writeHead(answer, { 'Content-Type': 'text/plain' }).end(answer < 300 ? 'queued' : 'gateway trouble');
+        for (const wake of waiters.splice(0)) wake();
+      };
+      if (beforeAnswer === undefined) reply();
+      else void beforeAnswer(received.length - 1).then(reply, (error: unknown) => res.destroy(error as Error));
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -5,8 +5,7 @@
  * it starts and once when it ends, whatever the number of requests meanwhile; /readyz names it.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +18,7 @@ import type { ServeProcess } from '../helpers/serve-process.js';
 import { startSmsGateway } from '../helpers/sms-gateway.js';
 import { cleanupTargets, newSchema, POSTGRES_SKIP, postgresUrl } from '../helpers/store-targets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { fillDisk, mountTmpfs } from '../helpers/tmpfs.js';
 
 after(cleanupTargets);
 
@@ -167,11 +167,7 @@ describe('run-time failures, logged once per change', () => {
       const filler = join(tmpfs.dir, 'filler');
       try {
         assert.equal(await authCode(s, '+15550100700'), 200);
-        try {
-          writeFileSync(filler, Buffer.alloc(8 * 1024 * 1024)); // larger than the file system: it fills it
-        } catch (error) {
-          assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC');
-        }
+        fillDisk(filler);
         for (let i = 1; i <= 4; i++) assert.equal(await authCode(s, `+1555010070${i}`), 500);
         assert.equal(await token(s), 200, 'reads are still answered');
         assert.equal(await readyz(s), '200 ready (degraded: database writes failing (disk full))\n');
@@ -361,26 +357,3 @@ describe('run-time failures, logged once per change', () => {
     },
   );
 });
-
-/** A 2 MiB tmpfs to fill; skipped where mounting is not allowed (not root, a container without the right). */
-function mountTmpfs(): { dir: string; skip: string | false; unmount(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'sis-full-'));
-  let mounted = false;
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
-    mounted = true;
-  } catch {
-    // reported as the skip reason
-  }
-  const unmount = (): void => {
-    if (mounted) execFileSync('umount', [dir], { stdio: 'ignore' });
-    mounted = false;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  after(unmount);
-  return {
-    dir,
-    skip: mounted ? false : 'cannot mount a small tmpfs here (needs root): the disk-full test is skipped',
-    unmount,
-  };
-}

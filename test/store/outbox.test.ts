@@ -138,6 +138,41 @@ for (const target of storeTargets) {
       });
     });
 
+    test('an outcome written again (its first answer lost) finds the row holding it; never over another lease', async () => {
+      await withFreshStore(target, async (store) => {
+        for (const n of [1, 2, 3]) await accept(store, `+1555000001${n}`, `r${n}`);
+        const [a, b, c] = await store.claimOutbox('w1', T0, 1000, 3);
+        const delivered = { state: 'delivered', at: at(100), gateway: 'webhook', gatewayMessageId: 'gw-1' } as const;
+        assert.equal(await store.finishOutbox(a!.id, 'w1', delivered), true);
+        assert.equal(await store.finishOutbox(a!.id, 'w1', delivered), true, 'the same outcome again: it holds it');
+        assert.equal(
+          await store.finishOutbox(a!.id, 'w1', { ...delivered, at: at(200) }),
+          false,
+          'another outcome: not over the one written',
+        );
+        const retry = { state: 'pending', nextAttemptAt: at(5000), error: 'gateway answered 503' } as const;
+        assert.equal(await store.finishOutbox(b!.id, 'w1', retry), true);
+        assert.equal(await store.finishOutbox(b!.id, 'w1', retry), true);
+        const failed = { state: 'failed', error: 'gateway answered 400' } as const;
+        assert.equal(await store.finishOutbox(c!.id, 'w1', failed), true);
+        assert.equal(await store.finishOutbox(c!.id, 'w1', failed), true);
+
+        // The lease ran out and w2 took the message: w1's outcome is not written over w2's lease.
+        const [again] = await store.claimOutbox('w2', at(5000), 1000, 10);
+        assert.equal(again!.id, b!.id);
+        assert.equal(await store.finishOutbox(b!.id, 'w1', retry), false);
+        assert.equal(await store.finishOutbox(b!.id, 'w1', { ...delivered, at: at(5100) }), false);
+        assert.deepEqual(
+          (await store.listOutbox({})).map((m) => [m.id, m.state, m.deliveredAt?.getTime() ?? null]),
+          [
+            [c!.id, 'failed', null],
+            [b!.id, 'pending', null],
+            [a!.id, 'delivered', at(100).getTime()],
+          ],
+        );
+      });
+    });
+
     test('the worker signs and delivers; a gateway answering 500 is retried until it answers 200', async () => {
       await withFreshStore(target, async (store) => {
         const gateway = await startSmsGateway(SECRET, (n) => (n < 2 ? 500 : 200));

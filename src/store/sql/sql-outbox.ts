@@ -87,8 +87,9 @@ export class SqlOutbox implements OutboxStore {
     return rows.map(toMessage).sort((a, b) => a.id - b.id);
   }
 
-  async finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
+  async finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<boolean> {
     const released = { locked_by: null, locked_until: null };
+    const error = outcome.state === 'delivered' ? '' : outcome.error.slice(0, MAX_ERROR_CHARS);
     // Delivered: the gateway has the code, so the row keeps only what `sis outbox` shows (code and
     // text erased, phone masked), in the same update; failed ones keep theirs until retried or pruned.
     const values =
@@ -104,14 +105,31 @@ export class SqlOutbox implements OutboxStore {
             phone: sql.raw<string>(MASKED_PHONE_SQL),
           }
         : outcome.state === 'pending'
-          ? {
-              ...released,
-              next_attempt_at: outcome.nextAttemptAt.toISOString(),
-              last_error: outcome.error.slice(0, MAX_ERROR_CHARS),
-            }
-          : { ...released, state: 'failed', last_error: outcome.error.slice(0, MAX_ERROR_CHARS) };
-    // Only while the lease is still this worker's: after it ran out, another worker owns the message.
-    await this.db.updateTable('outbox').set(values).where('id', '=', id).where('locked_by', '=', worker).execute();
+          ? { ...released, next_attempt_at: outcome.nextAttemptAt.toISOString(), last_error: error }
+          : { ...released, state: 'failed', last_error: error };
+    const result = await this.db
+      .updateTable('outbox')
+      .set(values)
+      .where('id', '=', id)
+      // Only while the lease is still this worker's: after it ran out, another worker may own the
+      // message. Or the row already holds this very outcome (released): an earlier write of it
+      // landed and only its answer was lost, so writing it again changes nothing and says so.
+      .where((eb) =>
+        eb.or([
+          eb('locked_by', '=', worker),
+          eb.and([
+            eb('locked_by', 'is', null),
+            eb('state', '=', outcome.state),
+            outcome.state === 'delivered'
+              ? eb('delivered_at', '=', outcome.at.toISOString())
+              : outcome.state === 'pending'
+                ? eb('next_attempt_at', '=', outcome.nextAttemptAt.toISOString())
+                : eb('last_error', '=', error),
+          ]),
+        ]),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async listOutbox(filter: {

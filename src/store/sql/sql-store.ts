@@ -129,7 +129,7 @@ export class SqlStore implements ServiceStore {
     return this.#outbox.claimOutbox(worker, now, leaseMs, limit);
   }
 
-  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<void> {
+  finishOutbox(id: number, worker: string, outcome: OutboxOutcome): Promise<boolean> {
     return this.#outbox.finishOutbox(id, worker, outcome);
   }
 

@@ -146,7 +146,16 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
     listPageRows: config.listPageRows,
   };
   const dispatcher = new Dispatcher(services, config, context, new MetadataEndpoint(config.namespace), true);
-  const shadow = startShadow(config, log, { services, dispatcher, context, store, pruner, registry, health });
+  const shadow = startShadow(config, log, {
+    services,
+    dispatcher,
+    context,
+    store,
+    pruner,
+    registry,
+    health,
+    smsGateway: gateways.length > 0,
+  });
   // Loaded only when configured: without an endpoint no OpenTelemetry module is imported.
   const tracing = config.otlpEndpoint === null ? null : await startOtlpTracing(config.otlpEndpoint);
   const server = createHttpServer(config, shadow?.answerer ?? dispatcher, log, {

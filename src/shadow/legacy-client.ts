@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 
 /** A request as the legacy service gets it. */
 export interface ForwardRequest {
@@ -31,6 +31,8 @@ export interface ForwardRequest {
    * logs and counters can tell copies from its clients' requests.
    */
   readonly copy: boolean;
+  /** Our own probe (`probe()`), said in `X-Shadow-Probe: 1`; a client's header of that name is dropped. */
+  readonly probe?: boolean;
 }
 
 export interface LegacyAnswer {
@@ -109,7 +111,7 @@ export class LegacyClient {
   async send(request: ForwardRequest): Promise<LegacyResult> {
     if (performance.now() < this.#refusingUntil)
       return failure('refused', 'the legacy service refused connections a moment ago; tried again soon', 0, false);
-    const result = await this.#attempt(request, true);
+    const result = await this.#attempt(this.#pool, request, true);
     if (!result.ok && result.failure === 'refused' && !result.reached) {
       this.#refusingUntil = performance.now() + this.#pauseMs;
       this.#pauseMs = Math.min(this.#pauseMs * 2, MAX_PAUSE_MS);
@@ -117,6 +119,31 @@ export class LegacyClient {
       this.#pauseMs = FIRST_PAUSE_MS;
     }
     return result;
+  }
+
+  /**
+   * Our own question to the legacy service, which no client chooses: `GET relativeUrl` (a cheap
+   * page, such as a service file's `?disco`) on a connection of its own, so it never waits behind
+   * the clients' requests in the pool, within the same deadline. True when any HTTP answer came
+   * (whatever its status: the legacy is answering); false when none did in time, or none could.
+   */
+  async probe(relativeUrl: string): Promise<boolean> {
+    const client = new Client(this.#base.origin, { connectTimeout: this.options.timeoutMs, pipelining: 1 });
+    const request: ForwardRequest = {
+      method: 'GET',
+      relativeUrl,
+      rawHeaders: [],
+      body: null,
+      clientAddress: undefined,
+      write: false,
+      copy: false,
+      probe: true,
+    };
+    try {
+      return (await this.#attempt(client, request, false)).ok;
+    } finally {
+      client.destroy().catch(() => undefined);
+    }
   }
 
   /** How long from now the legacy service is left alone for refusing connections (0: it is not). */
@@ -134,7 +161,7 @@ export class LegacyClient {
    * refused can leave a Pool's connection wedged, and requests queued behind it would wait for
    * ever: each would keep its comparison's in-flight place).
    */
-  async #attempt(request: ForwardRequest, mayRetry: boolean): Promise<LegacyResult> {
+  async #attempt(via: Dispatcher, request: ForwardRequest, mayRetry: boolean): Promise<LegacyResult> {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     // Appended, never resolved: no request path can name another host (the pool has one origin).
@@ -148,7 +175,7 @@ export class LegacyClient {
       }, this.options.timeoutMs);
     });
     const exchange = (async (): Promise<LegacyResult> => {
-      const response = await this.#pool.request({
+      const response = await via.request({
         path: url.pathname + url.search,
         method: request.method as Dispatcher.HttpMethod,
         headers: forwardedHeaders(request),
@@ -164,7 +191,7 @@ export class LegacyClient {
       // A kept-alive connection the legacy closed meanwhile: once more on a new one (never a write).
       if (mayRetry && !request.write && error.code === 'UND_ERR_SOCKET') {
         clearTimeout(timer);
-        return this.#attempt(request, false);
+        return this.#attempt(via, request, false);
       }
       return failed(error, seconds(), this.options.timeoutMs);
     } finally {
@@ -216,7 +243,13 @@ function forwardedHeaders(request: ForwardRequest): string[] {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     // Our own headers are ours: a copy says so afresh, a tester's routing is not the legacy's business.
-    if (NOT_FORWARDED.has(lower) || lower === 'x-shadow-copy' || lower === 'x-shadow-route') continue;
+    if (
+      NOT_FORWARDED.has(lower) ||
+      lower === 'x-shadow-copy' ||
+      lower === 'x-shadow-route' ||
+      lower === 'x-shadow-probe'
+    )
+      continue;
     // One Host: undici refuses a second one, and a refused request can wedge its connection.
     if (lower === 'host') {
       if (host) continue;
@@ -233,6 +266,7 @@ function forwardedHeaders(request: ForwardRequest): string[] {
   if (forwardedFor !== undefined) headers.push('X-Forwarded-For', forwardedFor);
   if (request.body !== null) headers.push('Content-Length', String(request.body.length));
   if (request.copy) headers.push('X-Shadow-Copy', '1');
+  if (request.probe === true) headers.push('X-Shadow-Probe', '1');
   return headers;
 }
 

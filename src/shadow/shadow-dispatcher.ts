@@ -62,6 +62,8 @@ export interface ShadowParts {
   readonly dryRun: Dispatcher;
   /** Legacy mode's client: the legacy service answers the client. */
   readonly legacy: LegacyClient;
+  /** What our own probe of the legacy asks (below SIS_LEGACY_URL): a cheap page, `X.asmx?disco`. */
+  readonly probePath: string;
   /** Compare mode's background half: the legacy service asked and its answer judged against ours. */
   readonly comparer: Comparer;
   readonly recorder: ShadowRecorder;
@@ -105,7 +107,7 @@ export class ShadowDispatcher {
   constructor(private readonly parts: ShadowParts) {
     const { sample } = parts.settings;
     this.#sampled = parts.sampled ?? (() => sample >= 1 || (sample > 0 && Math.random() < sample));
-    this.#failover = new Failover(parts.settings.fallback, parts.failedOver);
+    this.#failover = new Failover(parts.settings.fallback, () => parts.legacy.probe(parts.probePath), parts.failedOver);
   }
 
   /** Comparisons in progress (for tests and the benchmark). */
@@ -314,16 +316,18 @@ export class ShadowDispatcher {
     );
   }
 
-  /** Legacy mode's own request to the legacy, unless it is known not to answer (Failover: a quiet spell). */
+  /**
+   * Legacy mode's own request to the legacy, unless it is known not to answer (Failover: a quiet
+   * spell); what it got told to the fail-over with who sent it and what it asked.
+   */
   private async forwardOwn(ex: HttpExchange, known: Known, body: Buffer | null): Promise<LegacyResult> {
-    const how = this.#failover.forwarding();
-    if (how === 'not-forwarded') return NOT_FORWARDED;
+    if (this.#failover.forwarding() === 'not-forwarded') return NOT_FORWARDED;
     let result: LegacyResult | null = null;
     try {
       result = await this.send(ex, known, body, false);
       return result;
     } finally {
-      this.#failover.forwarded(how, result);
+      this.#failover.forwarded({ client: ex.client, operation: known.operation?.name ?? null }, result);
     }
   }
 

@@ -21,7 +21,8 @@ import { dryRunContext } from './dry-run.js';
 import { InProcessComparer } from './in-process-comparer.js';
 import { judgeRules } from './judgement.js';
 import { LegacyClient } from './legacy-client.js';
-import { anyOn, modeTable, trustedAddresses } from './modes.js';
+import { anyOn, modeOf, modeTable, trustedAddresses } from './modes.js';
+import type { ModeTable } from './modes.js';
 import { ShadowRecorder } from './recorder.js';
 import { ShadowDispatcher } from './shadow-dispatcher.js';
 import { ThreadedComparer } from './threaded-comparer.js';
@@ -41,6 +42,8 @@ export interface ShadowWiring {
   readonly registry: Registry;
   /** The dependencies' states: the legacy service's is told by the comparisons (observe/shadow-metrics.ts). */
   readonly health?: DependencyHealth;
+  /** Whether an SMS gateway is set (SIS_SMS_GATEWAY): during a quiet spell legacy mode's AuthCode is ours. */
+  readonly smsGateway: boolean;
 }
 
 export interface RunningShadow {
@@ -87,6 +90,10 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     maxSockets: settings.maxInFlight,
   };
   const legacy = new LegacyClient(settings.legacyUrl, client);
+  if (settings.fallback && !wiring.smsGateway && writesInLegacyMode(modes, services))
+    log.warn(
+      'shadow: legacy mode with SIS_SHADOW_FALLBACK=on and no SMS gateway (SIS_SMS_GATEWAY): while the legacy service is not answering, AuthCode is taken by ours and its codes would wait in the outbox unsent; set a gateway, or SIS_SHADOW_FALLBACK=off (a 502 instead)',
+    );
   // Compare mode's requests to the legacy service and their comparisons run on a worker thread.
   const judging = judgeRules(settings, services);
   const comparer = compares
@@ -103,6 +110,8 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
     dispatcher: wiring.dispatcher,
     dryRun,
     legacy,
+    // ASMX's discovery page: cheap, and every service file has one.
+    probePath: `${services[0]?.name ?? ''}.asmx?disco`,
     comparer,
     recorder,
     rules: () => ({ ...judging, accept: rules.current }),
@@ -131,6 +140,13 @@ export function startShadow(config: Config, log: Logger, wiring: ShadowWiring): 
       legacy.close();
     },
   };
+}
+
+/** Whether an operation that writes (AuthCode: an SMS) is in legacy mode, so ours may take it in a fail-over. */
+function writesInLegacyMode(modes: ModeTable, services: readonly Service[]): boolean {
+  return services.some((s) =>
+    s.operations.some((op) => op.writes === true && modeOf(modes, s.name, op.name) === 'legacy'),
+  );
 }
 
 /** The pruner's step for the shadow's records (none when they are kept forever). */

@@ -12,6 +12,8 @@ export interface BadLegacy {
   readonly url: string;
   /** Requests (or connections) it received. */
   readonly hits: number;
+  /** Of the requests, legacy mode's own probes (`X-Shadow-Probe: 1`). */
+  readonly probes: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ const MB = 1024 * 1024;
 
 export async function startBadLegacy(badness: Badness): Promise<BadLegacy> {
   let hits = 0;
+  let probes = 0;
   const sockets = new Set<Socket>();
   let server: TcpServer;
   if (badness === 'garbage') {
@@ -32,6 +35,7 @@ export async function startBadLegacy(badness: Badness): Promise<BadLegacy> {
   } else {
     server = createServer((req, res) => {
       hits++;
+      if (req.headers['x-shadow-probe'] === '1') probes++;
       req.resume();
       if (badness === 'hang') return; // never answers
       // 50 MB in 1 MB pieces, without a length: only a running count can stop it.
@@ -57,6 +61,9 @@ export async function startBadLegacy(badness: Badness): Promise<BadLegacy> {
     url: `http://127.0.0.1:${port}/Legacy/`,
     get hits() {
       return hits;
+    },
+    get probes() {
+      return probes;
     },
     close: () =>
       new Promise<void>((resolve) => {

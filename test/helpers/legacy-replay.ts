@@ -4,7 +4,9 @@
  * Content-Type, SOAPAction and body. Mounted under a base path of its own (`/SchoolService/`),
  * as an operator's legacy service would be. Its WSDL, disco and help pages come from `pages`, a
  * second instance of ours mounted at that path (they name that address, not the client's path).
- * `alter` changes chosen answers on purpose: the differences the shadow must report, exactly.
+ * `alter` changes chosen answers on purpose: the differences the shadow must report, exactly;
+ * `delays` holds chosen answers back (one slow operation). Legacy mode's own probes
+ * (`X-Shadow-Probe: 1`) are received as `probe` and answered 404, as a page it lacks.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -87,6 +89,8 @@ export interface ReplayOptions {
   readonly alter?: ReadonlyMap<string, (answer: GoldenAnswer) => GoldenAnswer>;
   /** Where WSDL, disco and help pages come from: a service of ours mounted at LEGACY_BASE. */
   readonly pages?: string;
+  /** Milliseconds to wait before answering, by golden case name. */
+  readonly delays?: ReadonlyMap<string, number>;
 }
 
 export async function startLegacyReplay(options: ReplayOptions = {}): Promise<LegacyReplay> {
@@ -102,6 +106,10 @@ export async function startLegacyReplay(options: ReplayOptions = {}): Promise<Le
       const path = (req.url ?? '/').startsWith(LEGACY_BASE) ? `/${req.url!.slice(LEGACY_BASE.length)}` : req.url!;
       const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
       const headers = Object.entries(req.headers).map(([n, v]) => [n, String(v)] as [string, string]);
+      if (req.headers['x-shadow-probe'] === '1' && options.pages === undefined) {
+        received.push('probe');
+        return void res.writeHead(404, { 'Content-Type': 'text/plain' }).end('no capture');
+      }
       const found = byKey.get(keyOf(req.method ?? 'GET', path, headers, body));
       if (found === undefined && options.pages !== undefined && isPage(req.method, path)) {
         received.push('page');
@@ -118,7 +126,10 @@ export async function startLegacyReplay(options: ReplayOptions = {}): Promise<Le
       if (answer.contentType !== null)
         head['Content-Type'] = answer.contentType === 'text/html' ? 'text/html; charset=utf-8' : answer.contentType;
       if (answer.cacheControl !== null) head['Cache-Control'] = answer.cacheControl;
-      res.writeHead(answer.status, head).end(answer.body);
+      const delay = options.delays?.get(found.name) ?? 0;
+      if (delay === 0) return void res.writeHead(answer.status, head).end(answer.body);
+      const timer = setTimeout(() => res.writeHead(answer.status, head).end(answer.body), delay);
+      res.on('close', () => clearTimeout(timer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,8 +2,9 @@
  * The legacy service partitioned (a TCP proxy in front of it stops forwarding: its connections
  * stay open, new ones are accepted and never answered): in legacy mode the client gets the
  * fail-over within SIS_SHADOW_TIMEOUT_MS, and at once after three requests in a row went
- * unanswered, and the legacy's answers again once the network is back; in compare mode our
- * answer never waits for it.
+ * unanswered (one client's: our own probe, sent at the first, confirmed it), and the legacy's
+ * answers again once the network is back; in compare mode our answer never waits for it.
+ * test/shadow/quiet-spell.test.ts holds what one client cannot do with it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -66,8 +67,8 @@ describe('the legacy service partitioned', { timeout: 90_000 }, () => {
         assert.ok(answer.ms < TIMEOUT_MS + MARGIN_MS, `${c.name} answered in ${answer.ms} ms`);
         waited.push(answer.ms);
       }
-      // Three requests in a row without an answer are a partition: the next ones are failed over
-      // at once for a quiet spell instead of each waiting out the time-out.
+      // Three requests in a row without an answer, and our probe without one, are a partition: the
+      // next ones are failed over at once for a quiet spell instead of each waiting out the time-out.
       assert.ok(
         waited.slice(0, 3).every((ms) => ms >= TIMEOUT_MS - 100),
         `the first three waited out the time-out: ${waited}`,
@@ -77,7 +78,7 @@ describe('the legacy service partitioned', { timeout: 90_000 }, () => {
         `then at once: ${waited}`,
       );
       proxy.resume();
-      // After the spell, one request goes to the legacy again, and its answer ends the fail-over.
+      // After the spell our probe asks the legacy again, and its answer ends the fail-over.
       await eventually(async () => assert.match((await timed(server, TOKEN)).body, /tok-AAA-LEGACY/), 15_000);
       const metrics = await server.app.registry.metrics();
       const failovers = Number(/sis_shadow_failovers_total\{answer="ours"\} (\d+)/.exec(metrics)?.[1]);

@@ -1,9 +1,9 @@
 /**
- * The rate limit shared by instances: one script per request in Redis (the client's count, and its /48's when it has one). Loaded only when a
- * Redis is configured (ioredis is a large module). A Redis that cannot be reached lets requests
- * through, at once once it is known lost (sms/fail-fast-redis.ts); that is logged once when it
- * starts and once when Redis answers again (one state with the SMS counters' connection:
- * observe/dependency-health.ts).
+ * The rate limit shared by instances: one script per request in Redis (the client's count, and
+ * its /48's when it has one). Loaded only when a Redis is configured (ioredis is a large module).
+ * A Redis that cannot be reached lets requests through, at once once it is known lost
+ * (sms/fail-fast-redis.ts); that is logged once when it starts and once when Redis answers again
+ * (one state with the SMS counters' connection: observe/dependency-health.ts).
  */
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../config/parse-settings.js';

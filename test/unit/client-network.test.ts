@@ -3,7 +3,8 @@
  * client is"): RFC 6052 §2.2's layouts read for each configured prefix length (RFC 6052 §2.4's
  * own examples), the local-use prefix never collapsed into one client when its layout is not
  * configured, and a trusted IPv4 network believed through another embedding only where
- * SIS_SMS_TRUSTED_EMBEDDED names it. Over HTTP: test/access/nat64-layouts.test.ts.
+ * SIS_SMS_TRUSTED_EMBEDDED names it (over HTTP: test/access/nat64-layouts.test.ts,
+ * test/sms/sms-addresses.test.ts); and how SIS_RATE_LIMIT_IPV6_48 is read (issue 46 point 3).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -147,6 +148,26 @@ describe('trusted addresses believe only the forms the operator lists', () => {
       () => loadConfig({ SIS_SMS_TRUSTED_EMBEDDED: '6to4,isatap' }),
       (e: unknown) =>
         e instanceof ConfigError && /SIS_SMS_TRUSTED_EMBEDDED="6to4,isatap": unknown isatap/.test(e.message),
+    );
+  });
+});
+
+describe('the rate limit’s /48 allowance (SIS_RATE_LIMIT_IPV6_48)', () => {
+  it('is 16 times the client’s count by default, a count when one is given, and off at 0 or a /48 prefix', () => {
+    const site = (env: Record<string, string>): number | null => loadConfig(env).rateLimitIpv6Site;
+    assert.equal(site({ SIS_RATE_LIMIT: '3/1h' }), 48);
+    assert.equal(site({ SIS_RATE_LIMIT: '100/1s', SIS_RATE_LIMIT_IPV6_48: '4x' }), 400);
+    assert.equal(site({ SIS_RATE_LIMIT: '100/1s', SIS_RATE_LIMIT_IPV6_48: '250' }), 250);
+    assert.equal(site({ SIS_RATE_LIMIT: '100/1s', SIS_RATE_LIMIT_IPV6_48: '0' }), null);
+    assert.equal(site({ SIS_RATE_LIMIT: '100/1s', SIS_CLIENT_IPV6_PREFIX: '48' }), null, 'the client is its /48');
+    assert.equal(site({}), null, 'no rate limit');
+    assert.throws(
+      () => site({ SIS_RATE_LIMIT: '100/1s', SIS_RATE_LIMIT_IPV6_48: '50' }),
+      (e: unknown) => e instanceof ConfigError && /SIS_RATE_LIMIT_IPV6_48=50: expected at least/.test(e.message),
+    );
+    assert.throws(
+      () => site({ SIS_RATE_LIMIT: '100/1s', SIS_RATE_LIMIT_IPV6_48: 'lots' }),
+      (e: unknown) => e instanceof ConfigError && /SIS_RATE_LIMIT_IPV6_48="lots": expected Nx/.test(e.message),
     );
   });
 });

@@ -17,6 +17,8 @@ export interface GateRequest {
   readonly clientAddress: string;
   /** The client it counts as (clientKey): the rate limit's. */
   readonly client: string;
+  /** The /48 the rate limit also counts, with its larger allowance (siteNetwork); null: none. */
+  readonly site: string | null;
   header(name: string): string | undefined;
 }
 
@@ -50,7 +52,7 @@ export class Gate {
     if (denied !== null) return denied;
     const header = (name: string): string | undefined => req.header(name);
     if (this.limiter === null) return this.access.checkKey(service, header);
-    const decision = this.limiter.hit(req.client);
+    const decision = this.limiter.hit(req.client, req.site);
     const then = (d: RateDecision): Refusal | null =>
       d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs };
     return decision instanceof Promise ? decision.then(then) : then(decision);

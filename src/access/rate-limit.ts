@@ -1,7 +1,10 @@
 /**
  * Rate limits per client (src/address/client-network.ts clientKey: one IPv4 address however it is
- * written, an IPv6 prefix): a fixed window that opens at a client's first request. In
- * memory for one process; in Redis (one INCR script per request) when instances share a limit.
+ * written, an IPv6 prefix): a fixed window that opens at a client's first request. A native IPv6
+ * client's /48 is counted too, with its own larger allowance (SIS_RATE_LIMIT_IPV6_48), but only by
+ * the requests its client's own limit let through: one /64 over its limit cannot use up its
+ * neighbours' share. In memory for one process; in Redis (one script per request) when instances
+ * share a limit.
  * A Redis that cannot be reached lets requests through: the limit protects the service, it must
  * not become the reason it is down.
  */
@@ -14,7 +17,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  hit(client: string): RateDecision | Promise<RateDecision>;
+  /** Counts a request of `client`, and of `site` (its /48) when the limiter has a /48 allowance. */
+  hit(client: string, site?: string | null): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -41,20 +45,32 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly rule: RateLimit) {
+  /** `siteLimit`: requests per /48 in the rule's window (null: no /48 counted). */
+  constructor(
+    private readonly rule: RateLimit,
+    private readonly siteLimit: number | null = null,
+  ) {
     // Forget closed windows now and then, so the map holds only recent clients.
     this.sweeper = setInterval(() => this.sweep(), Math.max(rule.windowMs, 1000)).unref();
   }
 
-  hit(client: string): RateDecision {
+  hit(client: string, site: string | null = null): RateDecision {
     const now = Date.now();
-    const w = this.windows.get(client);
+    const own = this.count(client, this.rule.limit, now);
+    // A space is in no client's key: a /48's count is never a client's.
+    return !own.allowed || site === null || this.siteLimit === null
+      ? own
+      : this.count(`/48 ${site}`, this.siteLimit, now);
+  }
+
+  private count(key: string, limit: number, now: number): RateDecision {
+    const w = this.windows.get(key);
     if (w === undefined || w.resetAt <= now) {
-      this.windows.set(client, { count: 1, resetAt: now + this.rule.windowMs });
+      this.windows.set(key, { count: 1, resetAt: now + this.rule.windowMs });
       return ALLOWED;
     }
     w.count++;
-    return w.count <= this.rule.limit ? ALLOWED : { allowed: false, retryAfterMs: w.resetAt - now };
+    return w.count <= limit ? ALLOWED : { allowed: false, retryAfterMs: w.resetAt - now };
   }
 
   private sweep(): void {

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { Gate } from '../access/gate.js';
+import { REQUEST_LIMITS } from '../access/rate-limit.js';
 import { createRateLimiter } from '../access/rate-limiter-factory.js';
 import { Dispatcher } from '../bindings/dispatch.js';
 import { MetadataEndpoint } from '../bindings/metadata-endpoint.js';
@@ -127,7 +128,14 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const limiter =
     config.rateLimit === null
       ? null
-      : await createRateLimiter(config.rateLimit, config.redisUrl, config.redisTimeoutMs, health.redis);
+      : await createRateLimiter(
+          config.rateLimit,
+          config.redisUrl,
+          config.redisTimeoutMs,
+          health.redis,
+          REQUEST_LIMITS,
+          config.rateLimitIpv6Site,
+        );
   const serviceNames = services.map((s) => s.name);
   const gate = new Gate(config, limiter, serviceNames);
   const state: ServerState = { draining: false };

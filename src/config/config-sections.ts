@@ -3,12 +3,13 @@
  * the settings table) and checking what only makes sense together. Each section's fields are
  * checked against Config (`satisfies`), and loadConfig's object for completeness.
  */
-import type { Ipv6Prefix } from '../address/client-network.js';
+import type { Ipv6Prefix, Nat64Prefixes } from '../address/client-network.js';
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { Config, SmsWebhook } from './config-types.js';
 import { DEFAULT_TEMPLATE } from './gateway-settings.js';
 import type { GatewayName, SmsGatewaySettings } from './gateway-settings.js';
 import { isHttpUrl } from './parse-settings.js';
+import type { RateLimit } from './parse-settings.js';
 import { checkRetention } from './retention-settings.js';
 import type { SettingReader } from './setting-reader.js';
 import { withHomeCountry } from './sms-guard-settings.js';
@@ -79,16 +80,37 @@ function clientIpv6Prefix(r: SettingReader): Ipv6Prefix {
   return prefix;
 }
 
+/**
+ * The requests a native IPv6 client's /48 may make in the rate limit's window (SIS_RATE_LIMIT_IPV6_48),
+ * or null when it is not counted; fewer than one client's own is a problem (one /64 would then
+ * use up its neighbours' share).
+ */
+function rateLimitIpv6Site(r: SettingReader, rule: RateLimit | null, prefix: Ipv6Prefix): number | null {
+  const allowance = r.read('SIS_RATE_LIMIT_IPV6_48');
+  if (rule === null || prefix === 48) return null;
+  const requests = 'times' in allowance ? allowance.times * rule.limit : allowance.requests;
+  if (requests === 0) return null;
+  if (requests < rule.limit)
+    r.problems.push(
+      `SIS_RATE_LIMIT_IPV6_48=${requests}: expected at least SIS_RATE_LIMIT's ${rule.limit} (a /48 holds many clients), or 0 to count no /48`,
+    );
+  return Math.min(requests, Number.MAX_SAFE_INTEGER);
+}
+
 /** API keys, the address allow-list, rate limits and their Redis. */
 export function accessSettings(r: SettingReader) {
+  const rateLimit = r.read('SIS_RATE_LIMIT');
+  const ipv6Prefix = clientIpv6Prefix(r);
   return {
     apiKeys: r.read('SIS_API_KEYS'),
     apiKeyServices: r.read('SIS_API_KEY_SERVICES'),
     authRealm: r.read('SIS_AUTH_REALM'),
     allowFrom: r.read('SIS_ALLOW_FROM'),
     allowFromServices: r.read('SIS_ALLOW_FROM_SERVICES'),
-    rateLimit: r.read('SIS_RATE_LIMIT'),
-    clientIpv6Prefix: clientIpv6Prefix(r),
+    rateLimit,
+    rateLimitIpv6Site: rateLimitIpv6Site(r, rateLimit, ipv6Prefix),
+    clientIpv6Prefix: ipv6Prefix,
+    clientNat64Prefixes: r.read('SIS_CLIENT_NAT64_PREFIXES'),
     redisUrl: r.read('SIS_REDIS_URL'),
     redisTimeoutMs: r.read('SIS_REDIS_TIMEOUT_MS'),
   } satisfies Partial<Config>;
@@ -122,7 +144,11 @@ export function smsSettings(r: SettingReader) {
  * AuthCode's protection of the SMS bill (docs/sms.md): the number rules, the velocity limits, the
  * trusted networks and test numbers, retries and the guard's modes.
  */
-export function smsGuardSettings(r: SettingReader, clientIpv6Prefix: Ipv6Prefix): SmsRules {
+export function smsGuardSettings(
+  r: SettingReader,
+  clientIpv6Prefix: Ipv6Prefix,
+  clientNat64Prefixes: Nat64Prefixes,
+): SmsRules {
   const types = r.read('SIS_SMS_REFUSE_TYPES');
   const region = r.read('SIS_SMS_DEFAULT_REGION');
   return {
@@ -136,6 +162,7 @@ export function smsGuardSettings(r: SettingReader, clientIpv6Prefix: Ipv6Prefix)
       backoff: r.read('SIS_AUTH_CODE_BACKOFF'),
       perAddressHour: r.read('SIS_AUTH_CODES_PER_ADDRESS_HOUR'),
       ipv6Prefix: clientIpv6Prefix,
+      nat64Prefixes: clientNat64Prefixes,
       perIpv6SiteHour: r.read('SIS_AUTH_CODES_PER_IPV6_48_HOUR'),
       perRangeHour: r.read('SIS_AUTH_CODES_PER_RANGE_HOUR'),
       countryDaily: withHomeCountry(r.read('SIS_SMS_COUNTRY_DAILY_LIMITS'), region),
@@ -143,6 +170,7 @@ export function smsGuardSettings(r: SettingReader, clientIpv6Prefix: Ipv6Prefix)
       dailyBudget: r.read('SIS_SMS_DAILY_BUDGET'),
     },
     trustedAddresses: r.read('SIS_SMS_TRUSTED_ADDRESSES'),
+    trustedEmbedded: r.read('SIS_SMS_TRUSTED_EMBEDDED'),
     testNumbers: r.read('SIS_SMS_TEST_NUMBERS'),
     testCodesPerHour: r.read('SIS_SMS_TEST_CODES_PER_HOUR'),
     repeatMs: r.read('SIS_AUTH_CODE_REPEAT_MS'),

@@ -1,5 +1,5 @@
 /** The configuration as the service uses it, read and checked once at start (config.ts). */
-import type { Ipv6Prefix } from '../address/client-network.js';
+import type { Ipv6Prefix, Nat64Prefixes } from '../address/client-network.js';
 import type { ResultsMode } from '../operations/index.js';
 import type { SmsRules } from '../sms/sms-rules.js';
 import type { SmsGatewaySettings } from './gateway-settings.js';
@@ -125,8 +125,15 @@ export interface Config {
   readonly allowFromServices: readonly string[] | null;
   /** Requests per client (clientKey) and window; null = unlimited. */
   readonly rateLimit: RateLimit | null;
+  /**
+   * Requests per native IPv6 client's /48 in rateLimit's window, beside the client's own
+   * (SIS_RATE_LIMIT_IPV6_48); null: not counted (no rate limit, 0, or clients already counted by their /48).
+   */
+  readonly rateLimitIpv6Site: number | null;
   /** A native IPv6 client counts by this prefix (src/address/client-network.ts). */
   readonly clientIpv6Prefix: Ipv6Prefix;
+  /** NAT64 prefixes configured beside the well-known one (SIS_CLIENT_NAT64_PREFIXES): their clients are IPv4 ones. */
+  readonly clientNat64Prefixes: Nat64Prefixes;
   readonly redisUrl: string | null;
   /** Longest wait for a Redis command or connection; past it Redis is lost until a probe answers. */
   readonly redisTimeoutMs: number;

@@ -49,7 +49,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     ...loggingSettings(r),
     ...access,
     ...smsDelivery,
-    sms: smsGuardSettings(r, access.clientIpv6Prefix),
+    sms: smsGuardSettings(r, access.clientIpv6Prefix, access.clientNat64Prefixes),
     ...retentionSettings(r, smsDelivery.authCodesPerHour),
     ...shadowSettings(r),
     demoData: r.read('SIS_DEMO_DATA'),

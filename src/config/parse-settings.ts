@@ -5,8 +5,8 @@
  */
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { IPV6_PREFIXES } from '../address/client-network.js';
-import type { Ipv6Prefix } from '../address/client-network.js';
+import { IPV6_PREFIXES, nat64Prefix } from '../address/client-network.js';
+import type { Ipv6Prefix, Nat64Prefix } from '../address/client-network.js';
 import { services } from '../operations/index.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../store/open/database-url.js';
 
@@ -232,6 +232,27 @@ export function parseIpv6Prefix(raw: string): Parsed<Ipv6Prefix> {
   return (IPV6_PREFIXES as readonly number[]).includes(n)
     ? { value: n as Ipv6Prefix }
     : { problem: `expected one of ${IPV6_PREFIXES.join(', ')} (the prefix an IPv6 subscriber holds)` };
+}
+
+/** NAT64 prefixes with their lengths (`64:ff9b:1::/48,2001:db8:64::/96`), comma-separated. */
+export function parseNat64Prefixes(raw: string): Parsed<readonly Nat64Prefix[]> {
+  const prefixes: Nat64Prefix[] = [];
+  for (const entry of splitList(raw)) {
+    const read = nat64Prefix(entry);
+    if ('problem' in read) return read;
+    prefixes.push(read.value);
+  }
+  return { value: prefixes };
+}
+
+/** SIS_RATE_LIMIT_IPV6_48: `Nx`, N times SIS_RATE_LIMIT's count, or a count of requests; 0 = not counted. */
+export type SiteAllowance = { readonly times: number } | { readonly requests: number };
+
+export function parseSiteAllowance(raw: string): Parsed<SiteAllowance> {
+  const m = /^\s*(\d{1,9})\s*(x?)\s*$/i.exec(raw);
+  if (m === null) return { problem: 'expected Nx (N times SIS_RATE_LIMIT’s count, e.g. 16x) or a number of requests' };
+  const n = Number(m[1]);
+  return { value: m[2] === '' ? { requests: n } : { times: n } };
 }
 
 /** The blocks parseCidrList returns (`addr/prefix`), as the BlockList that checks an address against them. */

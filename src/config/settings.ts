@@ -31,7 +31,9 @@ import {
   parseApiKeys,
   parseCidrList,
   parseIpv6Prefix,
+  parseNat64Prefixes,
   parseRateLimit,
+  parseSiteAllowance,
   parseShadowModes,
   parseWorkers,
   publicUrl,
@@ -46,6 +48,7 @@ import {
   defaultRegion,
   parseCountries,
   parseCountryLimits,
+  parseEmbeddings,
   parseGuardModes,
   parseNetworks,
   parseRefuseTypes,
@@ -293,11 +296,25 @@ export const SETTINGS = defineSettings([
     meaning: 'requests per client address and window, e.g. 100/1s, 6000/1m',
   },
   {
+    name: 'SIS_RATE_LIMIT_IPV6_48',
+    kind: parsed(parseSiteAllowance, { times: 16 }),
+    default: '16x',
+    meaning:
+      'requests per IPv6 /48 in SIS_RATE_LIMIT’s window, beside its per-client limit: Nx (N times its count) or a number (0 = not counted)',
+  },
+  {
     name: 'SIS_CLIENT_IPV6_PREFIX',
     kind: parsed(parseIpv6Prefix, 64),
     default: '64',
     meaning:
       'a native IPv6 client is counted by this prefix (the rate limit, the access log, AuthCode’s address limit): 64 (a subscriber), 56 or 48 (a site)',
+  },
+  {
+    name: 'SIS_CLIENT_NAT64_PREFIXES',
+    kind: parsed(parseNat64Prefixes, []),
+    default: '',
+    meaning:
+      'NAT64 prefixes in front of clients besides the well-known 64:ff9b::/96, each with its RFC 6052 length (e.g. 64:ff9b:1::/48): a client behind one counts as the IPv4 address it embeds',
   },
   {
     name: 'SIS_REDIS_URL',
@@ -357,6 +374,13 @@ export const SETTINGS = defineSettings([
     kind: parsed(parseNetworks, []),
     default: '',
     meaning: "addresses and CIDR ranges the address limit does not count (the school's own network, a back office)",
+  },
+  {
+    name: 'SIS_SMS_TRUSTED_EMBEDDED',
+    kind: parsed(parseEmbeddings, new Set()),
+    default: '',
+    meaning:
+      'IPv6 forms that carry a trusted IPv4 address and are trusted as it (translated, compatible, 6to4, nat64, teredo); IPv4-mapped always',
   },
   {
     name: 'SIS_AUTH_CODES_PER_RANGE_HOUR',

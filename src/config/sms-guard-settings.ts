@@ -3,7 +3,8 @@
  * limits, trusted networks, test numbers, the guard's modes and the receipts'
  * path, each checked so a wrong value stops the start with its name and what is expected.
  */
-import { networkProblem } from '../address/client-network.js';
+import { EMBEDDINGS, networkProblem } from '../address/client-network.js';
+import type { Embedding } from '../address/client-network.js';
 import { normalPhone } from '../operations/auth-code-checks.js';
 import { NUMBER_TYPES } from '../sms/number-types.js';
 import type { NumberType } from '../sms/number-types.js';
@@ -86,6 +87,18 @@ export function parseNetworks(raw: string): Parsed<readonly string[]> {
     if (problem !== null) return { problem: `${problem}; expected addresses and CIDR ranges such as 192.0.2.0/24` };
   }
   return { value: entries };
+}
+
+/**
+ * SIS_SMS_TRUSTED_EMBEDDED: the embeddings (6to4, nat64, …) by which an IPv6 address is trusted
+ * as the listed IPv4 address it carries, comma-separated; `mapped` is always, and may be named.
+ */
+export function parseEmbeddings(raw: string): Parsed<ReadonlySet<Embedding>> {
+  const names = splitList(raw).map((n) => n.toLowerCase());
+  const unknown = names.filter((n) => !(EMBEDDINGS as readonly string[]).includes(n));
+  if (unknown.length > 0)
+    return { problem: `unknown ${unknown.join(', ')}; expected some of ${EMBEDDINGS.join(', ')}` };
+  return { value: new Set((names as Embedding[]).filter((n) => n !== 'mapped')) };
 }
 
 /** Phones as AuthCode reads them (`+` and digits; spaces and dashes ignored), comma-separated. */

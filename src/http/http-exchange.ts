@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { clientKey } from '../address/client-network.js';
+import { clientKey, siteNetwork } from '../address/client-network.js';
 import { parseTarget } from '../bindings/request-target.js';
 import type { Exchange } from '../bindings/types.js';
 import type { RequestTarget } from '../bindings/types.js';
@@ -144,8 +144,22 @@ export class HttpExchange implements Exchange {
 
   /** The client the caller counts as (clientKey): what rate limits, the access log and the SMS guard count by. */
   get client(): string {
-    if (this.#client === undefined) this.#client = clientKey(this.clientAddress, this.config.clientIpv6Prefix);
+    if (this.#client === undefined)
+      this.#client = clientKey(this.clientAddress, this.config.clientIpv6Prefix, this.config.clientNat64Prefixes);
     return this.#client;
+  }
+
+  #site: string | null | undefined;
+
+  /**
+   * The /48 counted beside the client (siteNetwork): a native IPv6 client's; null for an IPv4
+   * client (embedded ones too), and when the client already is its /48 (SIS_CLIENT_IPV6_PREFIX=48).
+   */
+  get site(): string | null {
+    if (this.#site === undefined)
+      this.#site =
+        this.config.clientIpv6Prefix === 48 ? null : siteNetwork(this.clientAddress, this.config.clientNat64Prefixes);
+    return this.#site;
   }
 
   get isLocal(): boolean {

@@ -128,13 +128,15 @@ export class SmsGuard {
     const counted = request.address !== '' && !this.trusted(request.address);
     // A /48 counter beside the prefix's, unless the prefix is the /48 itself.
     const site =
-      counted && velocity.perIpv6SiteHour > 0 && velocity.ipv6Prefix !== 48 ? siteNetwork(request.address) : null;
+      counted && velocity.perIpv6SiteHour > 0 && velocity.ipv6Prefix !== 48
+        ? siteNetwork(request.address, velocity.nat64Prefixes)
+        : null;
     const counters = countersFor(velocity, this.#monitored, {
       // Hashed only when counted: the key and the HMAC cost nothing while the limit is off.
       addressHash:
         !counted || velocity.perAddressHour === 0
           ? null
-          : await this.hashAddress(clientKey(request.address, velocity.ipv6Prefix)),
+          : await this.hashAddress(clientKey(request.address, velocity.ipv6Prefix, velocity.nat64Prefixes)),
       siteHash: site === null ? null : await this.hashAddress(site),
       range: reading.range,
       country: reading.country,
@@ -215,7 +217,12 @@ export class SmsGuard {
   }
 
   private trusted(address: string): boolean {
-    return this.#trusted !== null && inNetworkList(this.#trusted, address);
+    const rules = this.options.rules;
+    // IPv4-mapped always; other embeddings of a trusted IPv4 address only as the operator says.
+    return (
+      this.#trusted !== null &&
+      inNetworkList(this.#trusted, address, { embedded: rules.trustedEmbedded, nat64: rules.velocity.nat64Prefixes })
+    );
   }
 
   private accepted(reading: PhoneReading, dryRun: boolean): void {

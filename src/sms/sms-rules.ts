@@ -3,7 +3,7 @@
  * the phone number rules, the velocity limits, the trusted networks and test numbers, and which
  * layers only watch (monitor mode). Every limit is off at 0 (or null).
  */
-import type { Ipv6Prefix } from '../address/client-network.js';
+import type { Embedding, Ipv6Prefix, Nat64Prefixes } from '../address/client-network.js';
 import type { NumberType } from './number-types.js';
 import type { RefusalReason } from './refusal.js';
 
@@ -32,6 +32,8 @@ export interface VelocityLimits {
   readonly perAddressHour: number;
   /** A native IPv6 client is counted by this prefix (SIS_CLIENT_IPV6_PREFIX, the rate limit's too: clientKey). */
   readonly ipv6Prefix: Ipv6Prefix;
+  /** NAT64 prefixes beside the well-known one (SIS_CLIENT_NAT64_PREFIXES, clientKey's too). */
+  readonly nat64Prefixes: Nat64Prefixes;
   /** Codes per native IPv6 client's /48 per clock hour, beside its prefix's (0: not counted). */
   readonly perIpv6SiteHour: number;
   readonly perRangeHour: number;
@@ -46,6 +48,8 @@ export interface SmsRules {
   readonly velocity: VelocityLimits;
   /** Addresses and CIDR ranges the address layer does not count (SIS_SMS_TRUSTED_ADDRESSES). */
   readonly trustedAddresses: readonly string[];
+  /** Embeddings of a trusted IPv4 address trusted as it, beside IPv4-mapped (SIS_SMS_TRUSTED_EMBEDDED). */
+  readonly trustedEmbedded: ReadonlySet<Embedding>;
   /** Phones (E.164, or `+`/digits as sent) whose codes are recorded as test codes: never sent, never counted. */
   readonly testNumbers: ReadonlySet<string>;
   /** Most test codes per test number per clock hour (0: no limit). */

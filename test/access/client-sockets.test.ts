@@ -20,9 +20,11 @@ const EMBEDDED: readonly { readonly kind: string; readonly ipv4: string; readonl
   { kind: 'IPv4-compatible', ipv4: '198.51.100.3', address: '::c633:6403' },
   { kind: '6to4', ipv4: '198.51.100.4', address: '2002:c633:6404::1' },
   { kind: 'NAT64 well-known', ipv4: '198.51.100.5', address: '64:ff9b::c633:6405' },
+  // In the /96 layout (RFC 6052) NAT64 below configures.
   { kind: 'NAT64 local-use', ipv4: '198.51.100.6', address: '64:ff9b:1::c633:6406' },
   { kind: 'Teredo', ipv4: '198.51.100.7', address: '2001:0:4136:e378:8000:63bf:39cc:9bf8' },
 ];
+const NAT64 = { SIS_CLIENT_NAT64_PREFIXES: '64:ff9b:1::/96' };
 const ONE_64 = Array.from({ length: 8 }, (_, i) => `2001:db8:1:2::${(i + 1).toString(16)}`);
 const NEXT_64 = '2001:db8:1:3::1';
 
@@ -41,7 +43,7 @@ const ALLOWED = [...EMBEDDED.flatMap(() => [true, true, true, false]), ...ONE_64
 describe('one client however it connects', { skip: NAMESPACE_SKIP, timeout: 180_000 }, () => {
   it('the rate limit and the access log count each client once', async () => {
     const seen = await inNamespace(ADDRESSES, {
-      env: { SIS_RATE_LIMIT: '3/1h' },
+      env: { SIS_RATE_LIMIT: '3/1h', ...NAT64 },
       dataset: { devices: [{ id: '1', token: 'tok-1' }] },
       requests: SOURCES.map((from) => ({ from, path: TOKEN_GET })),
     });
@@ -53,7 +55,7 @@ describe('one client however it connects', { skip: NAMESPACE_SKIP, timeout: 180_
   it('AuthCode counts each client once', async () => {
     const mobiles = saudiMobiles(SOURCES.length, 43, '+96650123');
     const seen = await inNamespace(ADDRESSES, {
-      env: { ...SMS_DEFAULTS, SIS_TRUSTED_PROXIES: '', SIS_AUTH_CODES_PER_ADDRESS_HOUR: '3' },
+      env: { ...SMS_DEFAULTS, ...NAT64, SIS_TRUSTED_PROXIES: '', SIS_AUTH_CODES_PER_ADDRESS_HOUR: '3' },
       requests: SOURCES.map((from, i) => ({
         from,
         path: `/AuthCodeSending.asmx/AuthCode?code=${freshCode()}&phone=0${mobiles[i]!}`,

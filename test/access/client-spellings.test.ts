@@ -26,9 +26,18 @@ const CLIENTS: Readonly<Record<string, readonly string[]>> = {
   'IPv4-compatible': ['198.51.100.3', '::198.51.100.3', '::c633:6403', '0:0:0:0:0:0:c633:6403'],
   '6to4': ['198.51.100.4', '2002:c633:6404::1', '2002:c633:6404:7::9', '2002:C633:6404:FFFF::'],
   'NAT64 well-known': ['198.51.100.5', '64:ff9b::198.51.100.5', '64:ff9b::c633:6405', '0064:ff9b:0:0:0:0:c633:6405'],
-  'NAT64 local-use': ['198.51.100.6', '64:ff9b:1::198.51.100.6', '64:ff9b:1:a::c633:6406', '64:ff9b:1:0:0:0:c633:6406'],
+  // Its /48 layout (RFC 6052), as NAT64 below configures.
+  'NAT64 local-use': [
+    '198.51.100.6',
+    '64:ff9b:1:c633:64:600::',
+    '64:FF9B:1:C633:0064:0600::',
+    '0064:ff9b:0001:c633:0064:0600:0000:0000',
+  ],
   Teredo: ['198.51.100.7', '2001:0:4136:e378:8000:63bf:39cc:9bf8', '2001::39cc:9bf8', '2001:0:5ef5:79fd:0:0:39CC:9BF8'],
 };
+
+/** The local-use NAT64 prefix's layout (SIS_CLIENT_NAT64_PREFIXES): the rows above are read by it. */
+const NAT64 = { SIS_CLIENT_NAT64_PREFIXES: '64:ff9b:1::/48' };
 
 /** Eight addresses of one /64 (written every which way), then one of the next /64. */
 const ONE_64 = [
@@ -79,7 +88,13 @@ describe('one client however its address is written, forwarded by a trusted prox
         const window = `${3_600_000 + randomInt(1_000_000)}ms`;
         const server = await startTestServer({
           dataset,
-          env: { SIS_RATE_LIMIT: `3/${window}`, SIS_TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'info', ...limiter.env },
+          env: {
+            SIS_RATE_LIMIT: `3/${window}`,
+            SIS_TRUSTED_PROXIES: '127.0.0.1',
+            LOG_LEVEL: 'info',
+            ...NAT64,
+            ...limiter.env,
+          },
           logDestination: log.stream,
         });
         const statuses: number[] = [];
@@ -139,7 +154,7 @@ describe('one client however its address is written, forwarded by a trusted prox
       async () => {
         const { env } = await backend.fresh();
         const server = await startTestServer({
-          env: { ...SMS_DEFAULTS, ...env, SIS_AUTH_CODES_PER_ADDRESS_HOUR: '3' },
+          env: { ...SMS_DEFAULTS, ...env, ...NAT64, SIS_AUTH_CODES_PER_ADDRESS_HOUR: '3' },
           now: midHour(),
         });
         const statuses: number[] = [];

@@ -9,7 +9,7 @@ import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { Drainer } from '../http/drain.js';
-import { FAILURE_RULE, REPORT_FAILURES, ReportBrake } from '../http/report-brake.js';
+import { createReportBrake } from '../http/report-brake.js';
 import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
@@ -105,9 +105,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const reportBrake =
     receipts === null && providerReceipts?.path == null
       ? null
-      : new ReportBrake(
-          await createRateLimiter(FAILURE_RULE, config.redisUrl, config.redisTimeoutMs, health.redis, REPORT_FAILURES),
-        );
+      : await createReportBrake(config.redisUrl, config.redisTimeoutMs, health.redis, config.clientIpv6Prefix);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,

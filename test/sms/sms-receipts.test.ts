@@ -118,7 +118,7 @@ for (const backend of backends.filter((b) => !b.name.includes('Redis'))) {
           servers[1]!,
           receipt({ id: first, status: 'undelivered', timestamp: nowSeconds() - 600 }),
         );
-        assert.equal(stale.status, 401);
+        assert.equal(stale.status, 410);
         assert.match(stale.text, /^stale timestamp/);
         assert.equal(
           (await post(servers[0]!, bodies[1]!)).status,

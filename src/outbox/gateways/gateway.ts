@@ -57,7 +57,10 @@ export type ProviderReceipt =
     }
   | { readonly ignore: string };
 
-/** A refused callback: the HTTP status and what was wrong. */
+/**
+ * A refused callback: the HTTP status and what was wrong. 401 is for a wrong signature or token
+ * only (the report brake counts it as a guess at the key); a genuine one refused for its time is 410.
+ */
 export interface CallbackRefusal {
   readonly refused: number;
   readonly text: string;

@@ -136,7 +136,7 @@ export function vonageGateway(
       if (!/^\d{1,12}$/.test(timestamp)) return { refused: 400, text: 'timestamp: expected Unix seconds' };
       const at = new Date(Number(timestamp) * 1000);
       if (Math.abs(at.getTime() - now.getTime()) / 1000 > WINDOW_S)
-        return { refused: 401, text: `stale timestamp: more than ${WINDOW_S} s from this server's clock` };
+        return { refused: 410, text: `stale timestamp: more than ${WINDOW_S} s from this server's clock` };
       const ref = params.get('client-ref') ?? '';
       if (!/^[1-9]\d{0,15}$/.test(ref))
         return { refused: 400, text: 'client-ref: expected the message id sent with it' };

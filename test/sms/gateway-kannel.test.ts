@@ -127,7 +127,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
         row.id,
       );
       const stale = await report(`id=${row.id}&t=${token(row.id)}&type=2&reason=late`);
-      assert.equal(stale.status, 401);
+      assert.equal(stale.status, 410);
       assert.match(stale.text, /^stale: /);
       const after = rows(server.databaseFile);
       assert.deepEqual(

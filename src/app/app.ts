@@ -119,7 +119,11 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       ? {}
       : { smsDeliveries: () => addedUp(receipts?.deliveries, providerReceipts?.deliveries) }),
     ...(reportBrake === null ? {} : { smsReportsRefused: reportBrake.refused }),
-    outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
+    outbox: {
+      backlog: () => store.outboxBacklog(),
+      deliveries: outbox?.deliveries ?? NO_DELIVERIES,
+      ...(outbox === null ? {} : { accountRefused: outbox.accountRefused }),
+    },
     health,
   });
   const limiter =

@@ -55,10 +55,21 @@ function tally(answers: readonly Answer[]): Record<number, number> {
   return out;
 }
 
-/** A thousand forged reports from one client at once, spread over `servers`. */
-async function flood(servers: readonly TestServer[], from: string): Promise<Record<number, number>> {
-  return tally(
+/**
+ * A thousand forged reports from one client at once, spread over `servers`: every one answered
+ * 401 or 429, and no more 401s than the windows they took allow (one window, unless a machine so
+ * loaded that they took over a minute let a second open).
+ */
+async function flood(servers: readonly TestServer[], from: string): Promise<void> {
+  const started = Date.now();
+  const counts = tally(
     await Promise.all(Array.from({ length: 1000 }, (_, i) => forged(servers[i % servers.length]!, from, i))),
+  );
+  const windows = 1 + Math.floor((Date.now() - started) / 60_000);
+  assert.equal((counts[401] ?? 0) + (counts[429] ?? 0), 1000, JSON.stringify(counts));
+  assert.ok(
+    counts[401]! >= FAILURES && counts[401]! <= FAILURES * windows,
+    `${JSON.stringify(counts)} in ${windows} window(s)`,
   );
 }
 
@@ -82,9 +93,7 @@ describe('the report brake in memory', { timeout: 240_000 }, () => {
   });
 
   it('answers at most ten of a thousand forged reports sent at once 401, the rest 429', async () => {
-    const counts = await flood([server], '198.51.100.46');
-    assert.equal(counts[401], FAILURES, JSON.stringify(counts));
-    assert.equal(counts[429], 1000 - FAILURES, JSON.stringify(counts));
+    await flood([server], '198.51.100.46');
   });
 
   it("counts an IPv6 client's /48 beside its /64, with a larger allowance", async () => {
@@ -142,9 +151,7 @@ describe('the report brake with SIS_REDIS_URL', { timeout: 240_000 }, () => {
       const b = await startTestServer({ env });
       try {
         // A client (and /48) of this run's own, since Redis outlives test runs.
-        const counts = await flood([a, b], `2001:db8:${randomBytes(2).toString('hex')}:46::1`);
-        assert.equal(counts[401], FAILURES, JSON.stringify(counts));
-        assert.equal(counts[429], 1000 - FAILURES, JSON.stringify(counts));
+        await flood([a, b], `2001:db8:${randomBytes(2).toString('hex')}:46::1`);
       } finally {
         await a.close();
         await b.close();

@@ -10,7 +10,7 @@ import { authCodePolicyOf } from '../config/config.js';
 import type { Config } from '../config/config.js';
 import { groupServices } from '../contract/define.js';
 import { Drainer } from '../http/drain.js';
-import { FAILURE_RULE, REPORT_FAILURES, ReportBrake } from '../http/report-brake.js';
+import { createReportBrake } from '../http/report-brake.js';
 import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
@@ -106,9 +106,7 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
   const reportBrake =
     receipts === null && providerReceipts?.path == null
       ? null
-      : new ReportBrake(
-          await createRateLimiter(FAILURE_RULE, config.redisUrl, config.redisTimeoutMs, health.redis, REPORT_FAILURES),
-        );
+      : await createReportBrake(config.redisUrl, config.redisTimeoutMs, health.redis);
   const pooled = ownStore && dialectFor(config.databaseUrl).pooled;
   const { registry, requests } = createMetrics(services, {
     dbCallsInFlight: () => counted.inFlight,
@@ -122,7 +120,11 @@ export async function startApp(config: Config, log: Logger, options: AppOptions 
       ? {}
       : { smsDeliveries: () => addedUp(receipts?.deliveries, providerReceipts?.deliveries) }),
     ...(reportBrake === null ? {} : { smsReportsRefused: reportBrake.refused }),
-    outbox: { backlog: () => store.outboxBacklog(), deliveries: outbox?.deliveries ?? NO_DELIVERIES },
+    outbox: {
+      backlog: () => store.outboxBacklog(),
+      deliveries: outbox?.deliveries ?? NO_DELIVERIES,
+      ...(outbox === null ? {} : { accountRefused: outbox.accountRefused }),
+    },
     health,
   });
   const limiter =

@@ -2,7 +2,8 @@
  * `sis outbox`: the SMS messages AuthCode queued, for an operator. Codes are never printed and
  * phones only with their last two digits, as in the logs: this output ends up in tickets.
  */
-import type { DeliveryRate, DeliveryRates, OutboxState } from '../store/outbox-types.js';
+import { REFUSED_ACCOUNT, REFUSED_NUMBER } from '../outbox/outbox-worker.js';
+import type { DeliveryRate, DeliveryRates, OutboxMessage, OutboxState } from '../store/outbox-types.js';
 import { maskPhone } from '../store/phone-mask.js';
 import type { SmsStats } from '../store/sms-types.js';
 import { optionValue } from './args.js';
@@ -25,7 +26,10 @@ SIS_OUTBOX_MAX_ATTEMPTS attempts).
           id, state, attempts, phone, code, created_at, next_attempt_at, delivered_at,
           last_error, receipt, receipt_reason (the gateway's delivery receipt: delivered,
           failed or undelivered, and its reason; SIS_SMS_RECEIPT_PATH), gateway (the one
-          that took the message). Codes are shown
+          that took the message), refusal (for a message not delivered: account when a
+          gateway refused our account or configuration, whatever the number: credentials,
+          credit, sender id; number when every gateway refused the number for good).
+          Codes are shown
           as *** and phones with their last two digits only (a delivered message no longer
           holds its code or text at all, and its phone is stored masked).
   retry   makes failed messages (those given by id, or all with --failed) pending again
@@ -64,7 +68,14 @@ const HEADER = [
   'receipt',
   'receipt_reason',
   'gateway',
+  'refusal',
 ];
+
+/** Whose the last refusal of a message not delivered was: the account's, the number's, or neither's (''). */
+function refusalOf(m: OutboxMessage): string {
+  if (m.state === 'delivered' || m.lastError === null) return '';
+  return m.lastError.startsWith(REFUSED_ACCOUNT) ? 'account' : m.lastError.startsWith(REFUSED_NUMBER) ? 'number' : '';
+}
 
 export function createOutboxCommand(output: CommandOutput = processOutput): Command {
   return defineCommand(
@@ -120,6 +131,7 @@ async function list(
         m.receipt ?? '',
         m.receiptReason ?? '',
         m.gateway ?? '',
+        refusalOf(m),
       ];
       text += `${fields.join('\t')}\n`;
     }

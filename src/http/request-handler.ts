@@ -13,7 +13,7 @@ import { opsPath, sendText } from '../observe/ops-endpoints.js';
 import type { OpsEndpoints } from '../observe/ops-endpoints.js';
 import type { Tracing } from '../observe/trace-context.js';
 import { RECEIPT_MAX_BYTES } from '../outbox/delivery-receipts.js';
-import type { DeliveryReceipts, ReceiptAnswer } from '../outbox/delivery-receipts.js';
+import type { CheckedReport, DeliveryReceipts, ReceiptAnswer } from '../outbox/delivery-receipts.js';
 import type { ProviderReceipts } from '../outbox/provider-receipts.js';
 import { isStreamed } from '../reply/reply.js';
 import { readBody } from './body.js';
@@ -54,6 +54,9 @@ export interface ServerHooks {
 }
 
 const SENT: ReplyEnd = { kind: 'sent' };
+
+/** A delivery report checked, with the headers its answer needs. */
+type Checked = CheckedReport & { readonly headers: [string, string][] };
 
 /**
  * One request's way through the service: the ops endpoints (health, metrics) answer for
@@ -135,61 +138,70 @@ export class RequestHandler {
 
   /**
    * A delivery report of `gateway` (ours or a provider's): like the ops endpoints it passes no gate
-   * (its signature or token is its key) and is not counted per operation; the report brake
-   * answers it 429 unread while its address is braked, and counts how it was answered.
+   * (its signature or token is its key) and is not counted per operation. The report brake answers
+   * it 429 unread while its client is known braked; otherwise it is checked, then weighed by the
+   * brake in one step (a failed check counted), and answered 429 unrecorded if braked.
    */
   private async braked(
     req: IncomingMessage,
     res: ServerResponse,
     ex: HttpExchange,
     gateway: string,
-    read: () => Promise<{ answer: ReceiptAnswer; headers: [string, string][] }>,
+    check: () => Promise<Checked>,
   ): Promise<void> {
     const brake = this.hooks.reportBrake ?? null;
     // What the brake counts by: the client (src/address/client-network.ts), not the spelling.
-    const address = ex.client;
-    const wait = brake?.waitOf(address) ?? 0;
-    const { answer, headers } =
-      wait > 0
-        ? {
-            answer: { status: 429, text: 'too many refused reports from this address; try again later' },
-            headers: [
-              ['Retry-After', String(Math.ceil(wait / 1000))] as [string, string],
-              ['Connection', 'close'] as [string, string],
-            ],
-          }
-        : await read();
-    await brake?.answered(gateway, address, answer.status);
+    const keys = brake?.keysOf(gateway, ex.client, ex.site) ?? null;
+    let wait = brake === null || keys === null ? 0 : brake.waitOf(keys);
+    let answer: ReceiptAnswer | undefined;
+    let headers: [string, string][] = [];
+    if (wait === 0) {
+      const checked = await check();
+      headers = checked.headers;
+      if (brake !== null && keys !== null) wait = await brake.weigh(keys, 'failed' in checked && checked.failed);
+      if (wait === 0)
+        answer = 'record' in checked ? await this.recorded(checked.record, gateway, ex.requestId) : checked.answer;
+    }
+    if (answer === undefined) {
+      answer = { status: 429, text: 'too many refused reports from this address; try again later' };
+      headers = [
+        ['Retry-After', String(Math.ceil(wait / 1000))],
+        ['Connection', 'close'],
+      ];
+    }
+    brake?.answered(gateway, answer.status);
     sendText(res, req, answer.status, 'text/plain; charset=utf-8', `${answer.text}\n`, ex.requestId, headers);
   }
 
-  /** A delivery receipt in our format: POST only, a small body, checked and recorded by DeliveryReceipts. */
-  private async receipt(
-    req: IncomingMessage,
-    receipts: DeliveryReceipts,
+  /** A genuine report recorded; a failure of ours is a 500, and the sender is asked to send it again. */
+  private async recorded(
+    record: () => Promise<ReceiptAnswer>,
+    gateway: string,
     requestId: string,
-  ): Promise<{ answer: ReceiptAnswer; headers: [string, string][] }> {
-    let answer: ReceiptAnswer;
-    const headers: [string, string][] = [];
-    if (req.method !== 'POST') {
-      headers.push(['Allow', 'POST']);
-      answer = { status: 405, text: 'a delivery receipt is a POST' };
-    } else {
-      try {
-        const body = await readBody(req, RECEIPT_MAX_BYTES);
-        const header = req.headers['x-signature-256'];
-        answer = await receipts.receive(Array.isArray(header) ? header[0] : header, body);
-      } catch (err) {
-        if (err instanceof RequestTooLargeError) {
-          headers.push(['Connection', 'close']);
-          answer = { status: 413, text: `a delivery receipt is at most ${RECEIPT_MAX_BYTES} bytes` };
-        } else {
-          this.log.error({ err, requestId }, 'outbox: delivery receipt not recorded');
-          answer = { status: 500, text: 'receipt not recorded; send it again' };
-        }
-      }
+  ): Promise<ReceiptAnswer> {
+    try {
+      return await record();
+    } catch (err) {
+      this.log.error({ err, requestId, gateway }, 'outbox: delivery report not recorded');
+      return { status: 500, text: 'report not recorded; send it again' };
     }
-    return { answer, headers };
+  }
+
+  /** A delivery receipt in our format: POST only, a small body, checked by DeliveryReceipts. */
+  private async receipt(req: IncomingMessage, receipts: DeliveryReceipts, requestId: string): Promise<Checked> {
+    if (req.method !== 'POST')
+      return {
+        failed: false,
+        answer: { status: 405, text: 'a delivery receipt is a POST' },
+        headers: [['Allow', 'POST']],
+      };
+    try {
+      const body = await readBody(req, RECEIPT_MAX_BYTES);
+      const header = req.headers['x-signature-256'];
+      return { ...receipts.check(Array.isArray(header) ? header[0] : header, body), headers: [] };
+    } catch (err) {
+      return this.unread(err, requestId, 'webhook', `a delivery receipt is at most ${RECEIPT_MAX_BYTES} bytes`);
+    }
   }
 
   /**
@@ -202,28 +214,28 @@ export class RequestHandler {
     gateway: string,
     url: string,
     requestId: string,
-  ): Promise<{ answer: ReceiptAnswer; headers: [string, string][] }> {
-    let answer: ReceiptAnswer;
-    const headers: [string, string][] = [];
+  ): Promise<Checked> {
     const method = req.method ?? '';
-    if (method !== 'POST' && method !== 'GET') {
-      headers.push(['Allow', 'GET, POST']);
-      answer = { status: 405, text: 'a delivery report is a GET or a POST' };
-    } else {
-      try {
-        const body = method === 'POST' ? await readBody(req, RECEIPT_MAX_BYTES) : Buffer.alloc(0);
-        answer = await receipts.receive(gateway, { method, url, headers: req.headers, body });
-      } catch (err) {
-        if (err instanceof RequestTooLargeError) {
-          headers.push(['Connection', 'close']);
-          answer = { status: 413, text: `a delivery report is at most ${RECEIPT_MAX_BYTES} bytes` };
-        } else {
-          this.log.error({ err, requestId, gateway }, 'outbox: delivery report not recorded');
-          answer = { status: 500, text: 'report not recorded; send it again' };
-        }
-      }
+    if (method !== 'POST' && method !== 'GET')
+      return {
+        failed: false,
+        answer: { status: 405, text: 'a delivery report is a GET or a POST' },
+        headers: [['Allow', 'GET, POST']],
+      };
+    try {
+      const body = method === 'POST' ? await readBody(req, RECEIPT_MAX_BYTES) : Buffer.alloc(0);
+      return { ...receipts.check(gateway, { method, url, headers: req.headers, body }), headers: [] };
+    } catch (err) {
+      return this.unread(err, requestId, gateway, `a delivery report is at most ${RECEIPT_MAX_BYTES} bytes`);
     }
-    return { answer, headers };
+  }
+
+  /** A report whose body could not be read: too large (413), or a failure of ours (500). */
+  private unread(err: unknown, requestId: string, gateway: string, tooLarge: string): Checked {
+    if (err instanceof RequestTooLargeError)
+      return { failed: false, answer: { status: 413, text: tooLarge }, headers: [['Connection', 'close']] };
+    this.log.error({ err, requestId, gateway }, 'outbox: delivery report not recorded');
+    return { failed: false, answer: { status: 500, text: 'report not recorded; send it again' }, headers: [] };
   }
 
   /** A body of known length is read first (see HttpExchange.collectBody), then the request served. */

@@ -132,6 +132,8 @@ export interface MetricsOptions {
   readonly outbox?: {
     readonly backlog: () => Promise<OutboxBacklog>;
     readonly deliveries: ReadonlyMap<string, ReadonlyMap<string, number>>;
+    /** By gateway: whether its last answer refused our account or configuration (1) or not (0). */
+    readonly accountRefused?: ReadonlyMap<string, number>;
   };
   /** The dependencies' states, as /readyz reads them. */
   readonly health?: DependencyHealth;
@@ -325,6 +327,19 @@ function registerOutbox(registry: Registry, outbox: NonNullable<MetricsOptions['
         ),
     }),
   );
+  const accountRefused = outbox.accountRefused;
+  if (accountRefused !== undefined)
+    new Gauge({
+      name: 'sis_sms_gateway_account_refused',
+      help: "Whether the gateway's last answer refused the account or its configuration, not the number (1; docs/sms.md, Refusals of the account): every code fails alike until an operator fixes it.",
+      labelNames: ['gateway'],
+      registers: [registry],
+      // With workers, one refused is enough to show it.
+      aggregator: 'max',
+      collect() {
+        for (const [gateway, value] of accountRefused) this.set({ gateway }, value);
+      },
+    });
   // Read once per scrape for both gauges; every worker reads the same database, hence max, not sum.
   let reading: Promise<OutboxBacklog | null> | null = null;
   const backlog = (): Promise<OutboxBacklog | null> =>

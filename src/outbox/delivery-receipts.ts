@@ -5,8 +5,8 @@
  * and the outbox row records it. The body is
  * `{"id", "status", "reason", "timestamp"}`: `id` the webhook's X-Message-Id, `status` delivered,
  * failed or undelivered, `timestamp` Unix seconds inside the signed body, so a receipt replayed
- * later is refused as stale and one replayed within the window finds a receipt at least as new
- * already recorded. A refused receipt changes nothing. HTTP is the server's business
+ * later is refused as stale (410) and one replayed within the window finds a receipt at least as
+ * new already recorded (409). A refused receipt changes nothing. HTTP is the server's business
  * (src/http/request-handler.ts); this part knows the body and the signature only.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -29,6 +29,13 @@ export interface ReceiptAnswer {
   readonly text: string;
 }
 
+/**
+ * A report checked: refused at once (`failed`: for its signature or token, a guess at the key), or
+ * genuine, to be recorded (or not: `record` says why).
+ */
+export type CheckedReport =
+  { readonly failed: boolean; readonly answer: ReceiptAnswer } | { readonly record: () => Promise<ReceiptAnswer> };
+
 export class DeliveryReceipts {
   /** Receipts recorded by this process, by status (sis_sms_delivery_total). */
   readonly deliveries = new Map<ReceiptStatus, number>();
@@ -43,15 +50,30 @@ export class DeliveryReceipts {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Checks and records one receipt: 200 recorded; 4xx, with what was wrong, changes nothing. */
-  async receive(signatureHeader: string | undefined, body: Buffer): Promise<ReceiptAnswer> {
+  /**
+   * Checks one receipt: refused at once (`failed` when its signature is wrong: a guess at the
+   * key, which the report brake counts), or genuine, and `record` records it: 200 recorded; 4xx,
+   * with what was wrong, changes nothing. A genuine receipt too old or new is 410 (stale), one
+   * already recorded 409 (replayed): neither is a failure.
+   */
+  check(signatureHeader: string | undefined, body: Buffer): CheckedReport {
     if (!this.signed(signatureHeader, body))
-      return this.refused(401, 'bad signature: expected X-Signature-256: sha256=<hex HMAC-SHA256 of the body>');
+      return {
+        failed: true,
+        answer: this.refused(401, 'bad signature: expected X-Signature-256: sha256=<hex HMAC-SHA256 of the body>'),
+      };
     const receipt = this.read(body);
-    if (typeof receipt === 'string') return this.refused(400, receipt);
+    if (typeof receipt === 'string') return { failed: false, answer: this.refused(400, receipt) };
     const skew = Math.abs(receipt.at.getTime() - this.now().getTime()) / 1000;
     if (skew > RECEIPT_WINDOW_S)
-      return this.refused(401, `stale timestamp: more than ${RECEIPT_WINDOW_S} s from this server's clock`);
+      return {
+        failed: false,
+        answer: this.refused(410, `stale timestamp: more than ${RECEIPT_WINDOW_S} s from this server's clock`),
+      };
+    return { record: () => this.record(receipt) };
+  }
+
+  private async record(receipt: DeliveryReceipt): Promise<ReceiptAnswer> {
     // Our format is the webhook's: a message another gateway took has its provider's reports, not these.
     const sent = await this.store.sentMessage({ id: receipt.id });
     if (sent === null || (sent.gateway !== null && sent.gateway !== 'webhook'))

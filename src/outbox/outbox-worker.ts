@@ -38,6 +38,26 @@ const REFUSING: Problem = {
     'codes accepted by AuthCode are not delivered: they wait in the outbox and are retried with back-off (after SIS_OUTBOX_MAX_ATTEMPTS a message is failed; `sis outbox retry --failed` sends those again); check the gateway and its settings (SIS_SMS_GATEWAY; `sis check`)',
 };
 
+/**
+ * A gateway refusing our account or configuration (credentials, credit, a sender id, a message it
+ * takes from no one): every code fails alike, so one such answer is enough. Its part of the state
+ * is the gateway's own (`account:<name>`): it ends when that gateway takes a message again.
+ */
+const accountRefusing = (gateway: string): Problem => ({
+  what: `refusing messages: ${gateway} refuses the account or its configuration, not the number`,
+  level: 'error',
+  meanwhile: `no code goes out through ${gateway} until an operator fixes the account (its credentials, credit, sender id: SIS_SMS_SENDER_ID, the template; \`sis check\`); the next gateway of SIS_SMS_GATEWAY is tried, and codes no gateway took wait in the outbox, tried again at least every ${ACCOUNT_RETRY_MS / 1000} s for ${ACCOUNT_WAIT_MS / 60_000} minutes, so they go out once it is fixed`,
+});
+
+/** How long a message refused for a gateway's account is tried again (then failed): a parent waits no longer for a code. */
+export const ACCOUNT_WAIT_MS = 15 * 60_000;
+/** Its next attempt at most this far off: once the account is fixed, the waiting codes go out within it. */
+export const ACCOUNT_RETRY_MS = 30_000;
+
+/** How `sis outbox` tells a refused account from a refused number: the start of the message's error. */
+export const REFUSED_ACCOUNT = 'account refused: ';
+export const REFUSED_NUMBER = 'number refused: ';
+
 export const DEFAULT_OUTBOX_OPTIONS: OutboxWorkerOptions = {
   pollMs: 1000,
   leaseMs: 30_000,
@@ -79,6 +99,8 @@ export class OutboxWorker {
   private readonly unwritten = new Map<number, Unwritten>();
   /** Attempts by gateway and result, for /metrics. */
   readonly deliveries: ReadonlyMap<string, Map<DeliveryResult, number>>;
+  /** By gateway: 1 while its last answer refused the account or configuration (sis_sms_gateway_account_refused). */
+  readonly accountRefused: Map<string, number>;
 
   constructor(
     private readonly store: OutboxStore,
@@ -88,6 +110,7 @@ export class OutboxWorker {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.deliveries = new Map(gateways.map((g) => [g.name, new Map(DELIVERY_RESULTS.map((r) => [r, 0]))]));
+    this.accountRefused = new Map(gateways.map((g) => [g.name, 0]));
   }
 
   start(): void {
@@ -207,6 +230,8 @@ export class OutboxWorker {
     const errors: string[] = [];
     // Whether every gateway tried so far refused the message for good: then no later attempt.
     let forGood = true;
+    // Whether a gateway refused the account: then the message waits for an operator's fix.
+    let account = false;
     for (const [i, gateway] of this.gateways.entries()) {
       let gatewayMessageId: string | null;
       try {
@@ -215,6 +240,11 @@ export class OutboxWorker {
         const text = err instanceof Error ? err.message : String(err);
         errors.push(this.gateways.length > 1 ? `${gateway.name}: ${text}` : text);
         forGood &&= err instanceof GatewayError && err.kind === 'permanent';
+        if (err instanceof GatewayError && err.kind === 'account') {
+          account = true;
+          this.accountRefused.set(gateway.name, 1);
+          this.options.health?.smsGateway.failed(accountRefusing(gateway.name), err, `account:${gateway.name}`);
+        }
         // The next gateway only when this one surely did not take it: a code is never sent twice.
         const next = i + 1 < this.gateways.length && err instanceof GatewayError && err.kind !== 'unsure';
         if (next) {
@@ -225,11 +255,13 @@ export class OutboxWorker {
           );
           continue;
         }
-        return this.failed(message, phone, gateway.name, errors.join('; '), forGood);
+        return this.failed(message, phone, gateway.name, errors.join('; '), forGood, account);
       }
       this.failedInARow = 0;
       this.count(gateway.name, 'delivered');
+      this.accountRefused.set(gateway.name, 0);
       this.options.health?.smsGateway.worked();
+      this.options.health?.smsGateway.worked(`account:${gateway.name}`);
       const outcome: OutboxOutcome = { state: 'delivered', at: this.now(), gateway: gateway.name, gatewayMessageId };
       return this.record(message.id, outcome, (late) =>
         this.log.info(
@@ -253,21 +285,26 @@ export class OutboxWorker {
 
   /**
    * Records a failed attempt (the last gateway tried): another later, or failed for good, at once
-   * when every gateway tried refused it for good (`forGood`: an invalid or unroutable number).
+   * when every gateway tried refused it for good (`forGood`: an invalid or unroutable number). One
+   * a gateway refused for its account (`account`) is tried again, beyond SIS_OUTBOX_MAX_ATTEMPTS,
+   * while it is younger than ACCOUNT_WAIT_MS, at least every ACCOUNT_RETRY_MS.
    */
   private async failed(
     message: OutboxMessage,
     phone: string,
     gateway: string,
-    error: string,
+    text: string,
     forGood: boolean,
+    account: boolean,
   ): Promise<void> {
+    const error = `${account ? REFUSED_ACCOUNT : forGood ? REFUSED_NUMBER : ''}${text}`;
     const err = new Error(error);
     const health = this.options.health;
     // A number refused for good is the number's fault, not the gateway's: not a step towards "refusing".
     if (health !== undefined && !forGood && ++this.failedInARow >= REFUSING_AFTER)
       health.smsGateway.failed(REFUSING, err);
-    if (forGood || message.attempts >= this.options.maxAttempts) {
+    const waiting = account && this.now().getTime() - message.createdAt.getTime() < ACCOUNT_WAIT_MS;
+    if (forGood || (!waiting && message.attempts >= this.options.maxAttempts)) {
       this.count(gateway, 'failed');
       return this.record(message.id, { state: 'failed', error }, () =>
         this.log.error(
@@ -277,7 +314,8 @@ export class OutboxWorker {
       );
     }
     this.count(gateway, 'retry');
-    const nextAttemptAt = new Date(this.now().getTime() + this.options.backoffMs(message.attempts));
+    const backoff = this.options.backoffMs(message.attempts);
+    const nextAttemptAt = new Date(this.now().getTime() + (account ? Math.min(backoff, ACCOUNT_RETRY_MS) : backoff));
     // Each retry at warn, unless the gateway's state says it (once, when it turns to refusing).
     const level = health === undefined ? 'warn' : 'debug';
     await this.record(message.id, { state: 'pending', nextAttemptAt, error }, () =>

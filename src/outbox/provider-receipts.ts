@@ -10,7 +10,7 @@
  */
 import type { Logger } from '../logging/logger.js';
 import type { OutboxStore, ReceiptStatus } from '../store/outbox-types.js';
-import type { ReceiptAnswer } from './delivery-receipts.js';
+import type { CheckedReport, ReceiptAnswer } from './delivery-receipts.js';
 import type { Callback, Gateway, ProviderReceipt } from './gateways/gateway.js';
 
 /** A report about a message handed over longer ago than this is stale. */
@@ -49,13 +49,18 @@ export class ProviderReceipts {
     return this.#byName.has(name) ? name : null;
   }
 
-  /** Checks and records one callback; 200 recorded (or a status on the way, ignored); 4xx changes nothing. */
-  async receive(name: string, callback: Callback): Promise<ReceiptAnswer> {
+  /**
+   * Checks one callback: refused at once (`failed` when its signature or token is wrong, which
+   * the report brake counts), or genuine, and `record` records it: 200 recorded (or a status on
+   * the way, ignored); 4xx changes nothing. Stale (410) and replayed (409) are genuine, no failure.
+   */
+  check(name: string, callback: Callback): CheckedReport {
     const gateway = this.#byName.get(name);
-    if (gateway?.readCallback === undefined) return this.refused(404, `${name} is not a gateway of SIS_SMS_GATEWAY`);
+    if (gateway?.readCallback === undefined)
+      return { failed: false, answer: this.refused(404, `${name} is not a gateway of SIS_SMS_GATEWAY`) };
     const read = gateway.readCallback(callback, this.now());
-    if ('refused' in read) return this.refused(read.refused, read.text);
-    return this.record(name, read);
+    if ('refused' in read) return { failed: read.refused === 401, answer: this.refused(read.refused, read.text) };
+    return { record: () => this.record(name, read) };
   }
 
   private async record(name: string, read: ProviderReceipt): Promise<ReceiptAnswer> {
@@ -69,7 +74,7 @@ export class ProviderReceipts {
       return this.refused(404, `no ${which} sent by ${name} in the outbox`);
     const now = this.now();
     if (sent.deliveredAt !== null && now.getTime() - sent.deliveredAt.getTime() > OLDEST_MS)
-      return this.refused(401, `stale: ${which} was handed over more than 72 hours ago`);
+      return this.refused(410, `stale: ${which} was handed over more than 72 hours ago`);
     const result = await this.store.recordReceipt({
       id: sent.id,
       status: read.status,

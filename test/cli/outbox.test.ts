@@ -24,7 +24,7 @@ async function outbox(args: readonly string[], url: string): Promise<{ code: num
 
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const HEADER =
-  'id\tstate\tattempts\tphone\tcode\tcreated_at\tnext_attempt_at\tdelivered_at\tlast_error\treceipt\treceipt_reason\tgateway\n';
+  'id\tstate\tattempts\tphone\tcode\tcreated_at\tnext_attempt_at\tdelivered_at\tlast_error\treceipt\treceipt_reason\tgateway\trefusal\n';
 
 for (const target of storeTargets) {
   describe(`sis outbox on ${target.name}`, { skip: target.skip ?? undefined }, () => {
@@ -58,9 +58,9 @@ for (const target of storeTargets) {
       assert.equal(
         listed.stdout,
         HEADER +
-          `3\tpending\t0\t+*********02\t***\t2030-01-01T00:00:00.000Z\t2030-01-01T00:00:00.000Z\t\t\t\t\t\n` +
-          `2\tfailed\t1\t+*********01\t***\t2030-01-01T00:00:00.000Z\t\t\tgateway answered 400 Bad request\t\t\t\n` +
-          `1\tdelivered\t1\t+*********00\t***\t2030-01-01T00:00:00.000Z\t\t2030-01-01T00:00:00.500Z\t\t\t\ttwilio\n`,
+          `3\tpending\t0\t+*********02\t***\t2030-01-01T00:00:00.000Z\t2030-01-01T00:00:00.000Z\t\t\t\t\t\t\n` +
+          `2\tfailed\t1\t+*********01\t***\t2030-01-01T00:00:00.000Z\t\t\tgateway answered 400 Bad request\t\t\t\t\n` +
+          `1\tdelivered\t1\t+*********00\t***\t2030-01-01T00:00:00.000Z\t\t2030-01-01T00:00:00.500Z\t\t\t\ttwilio\t\n`,
       );
       assert.doesNotMatch(listed.stdout, /SECRET|555030/);
       assert.equal((await outbox(['list', '--state', 'failed'], db.url)).stdout.split('\n')[1]!.split('\t')[0], '2');

@@ -51,7 +51,8 @@ describe('load balancer (HAProxy) log', () => {
           (await requestFrom('127.0.0.21', `${lb.url}${PATH}/kannel?id=1&t=${KANNEL_T}&type=1`)).status,
           401,
         );
-        for (let i = 2; i < 10; i++)
+        // (The brake counts per gateway: Kannel's failure is not one of Unifonic's ten.)
+        for (let i = 1; i < 10; i++)
           assert.equal((await requestFrom('127.0.0.21', `${unifonic}guess-${i}`)).status, 401);
         // Its tenth failed report brakes the address; another client's reports are still read.
         assert.equal((await requestFrom('127.0.0.21', `${unifonic}guess-10`)).status, 401);

@@ -99,7 +99,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
         30_000,
         'the refusal',
       );
-      assert.equal(refused.last_error, 'kannel answered 403: Not routable. Do not try again.');
+      assert.equal(refused.last_error, 'number refused: kannel answered 403: Not routable. Do not try again.');
       assert.equal(refused.attempts, 1);
       assert.equal(kannel.carrierLines().filter((l) => l.includes('+966551234567')).length, 0);
 
@@ -127,7 +127,7 @@ describe("the Kannel gateway against Debian's Kannel and its fake SMSC", { skip:
         row.id,
       );
       const stale = await report(`id=${row.id}&t=${token(row.id)}&type=2&reason=late`);
-      assert.equal(stale.status, 401);
+      assert.equal(stale.status, 410);
       assert.match(stale.text, /^stale: /);
       const after = rows(server.databaseFile);
       assert.deepEqual(

@@ -236,8 +236,10 @@ describe('Unifonic, then Twilio: the fallback and both providers’ reports', ()
       // Stale: reports about messages handed over more than 72 hours ago change nothing.
       handedOverLongAgo(server, first!.id);
       handedOverLongAgo(server, second!.id);
-      assert.match((await twilioReport(first!.id, 'delivered')).text, /^stale: /);
-      assert.match((await unifonicReport(messageId, 'Delivered')).text, /^stale: /);
+      for (const stale of [await twilioReport(first!.id, 'delivered'), await unifonicReport(messageId, 'Delivered')]) {
+        assert.equal(stale.status, 410, stale.text);
+        assert.match(stale.text, /^stale: /);
+      }
       assert.deepEqual(
         rows(server).map((r) => r.receipt),
         [null, null, null],
@@ -320,7 +322,9 @@ describe('Vonage', () => {
       };
       const now = Math.floor(Date.now() / 1000);
       assert.equal((await receipt('delivered', now, 'not-the-secret')).status, 401);
-      assert.match((await receipt('delivered', now - 600)).text, /^stale timestamp/);
+      const stale = await receipt('delivered', now - 600);
+      assert.equal(stale.status, 410, 'genuine, stale: not a failure (401)');
+      assert.match(stale.text, /^stale timestamp/);
       assert.equal((await receipt('delivered', now, secret, 'client-ref')).status, 400);
       assert.deepEqual(await receipt('accepted', now), {
         status: 200,

@@ -118,7 +118,7 @@ for (const backend of backends.filter((b) => !b.name.includes('Redis'))) {
           servers[1]!,
           receipt({ id: first, status: 'undelivered', timestamp: nowSeconds() - 600 }),
         );
-        assert.equal(stale.status, 401);
+        assert.equal(stale.status, 410);
         assert.match(stale.text, /^stale timestamp/);
         assert.equal(
           (await post(servers[0]!, bodies[1]!)).status,
@@ -158,8 +158,8 @@ for (const backend of backends.filter((b) => !b.name.includes('Redis'))) {
       const ranges = [...stats.stdout.matchAll(/^delivery_hour:(\+\d+)\t(.*)$/gm)].map((m) => [m[1], m[2]]);
       assert.deepEqual(ranges[0], ['+96655999', '0% of 4']);
       const list = await runSis(['outbox', 'list', '--limit', '3'], db.url);
-      assert.match(list.stdout, /^id\tstate\t.*\treceipt\treceipt_reason\tgateway$/m);
-      assert.match(list.stdout, /\tfailed\t\twebhook$/m);
+      assert.match(list.stdout, /^id\tstate\t.*\treceipt\treceipt_reason\tgateway\trefusal$/m);
+      assert.match(list.stdout, /\tfailed\t\twebhook\t$/m);
     });
   });
 }

@@ -19,20 +19,25 @@ export interface Accepted {
 /**
  * Why a gateway did not take a message. `refused` (the provider said no: a 4xx, an error code),
  * `permanent` (the provider said no and that asking again will not change it: an invalid or
- * unroutable number, a message it will never take) and `unreachable` (nothing was sent: no
- * connection) let the next gateway of a fallback try; `unsure` (sent, and no answer came: a
+ * unroutable number), `account` (the provider refused our account or configuration, not the
+ * number: credentials, balance, a sender id or a message it takes from no one; every code fails
+ * alike until an operator fixes it) and `unreachable` (nothing was sent: no connection) let the
+ * next gateway of a fallback try; `unsure` (sent, and no answer came: a
  * time-out) stops there, since the provider may have taken it and a second gateway would send the
  * code twice. The outbox tries again later, unless every gateway tried refused for good.
  */
 export class GatewayError extends Error {
   constructor(
-    readonly kind: 'refused' | 'permanent' | 'unreachable' | 'unsure',
+    readonly kind: RefusalKind | 'unreachable' | 'unsure',
     message: string,
   ) {
     super(message);
     this.name = 'GatewayError';
   }
 }
+
+/** How a provider said no: for a while, for good (the number), or to our account or configuration. */
+export type RefusalKind = 'refused' | 'permanent' | 'account';
 
 /** A provider's callback as it came: the request's method, URL (path and query), headers and raw body. */
 export interface Callback {
@@ -57,7 +62,10 @@ export type ProviderReceipt =
     }
   | { readonly ignore: string };
 
-/** A refused callback: the HTTP status and what was wrong. */
+/**
+ * A refused callback: the HTTP status and what was wrong. 401 is for a wrong signature or token
+ * only (the report brake counts it as a guess at the key); a genuine one refused for its time is 410.
+ */
 export interface CallbackRefusal {
   readonly refused: number;
   readonly text: string;
@@ -95,11 +103,19 @@ export function oneLine(text: string): string {
 
 /**
  * A 4xx is the provider refusing this message; a 5xx, the provider in trouble: both let the next
- * gateway try. `permanent`: the provider's answer says this message will never be taken.
+ * gateway try. `kind`: what the provider's answer says (for good: this number will never be
+ * taken; account: no number will be, until the account or configuration is fixed).
  */
-export function httpRefusal(gateway: string, status: number, detail: string, permanent = false): GatewayError {
-  return new GatewayError(
-    permanent ? 'permanent' : 'refused',
-    `${gateway} answered ${status}${detail === '' ? '' : `: ${oneLine(detail)}`}`,
-  );
+export function httpRefusal(
+  gateway: string,
+  status: number,
+  detail: string,
+  kind: RefusalKind = 'refused',
+): GatewayError {
+  return new GatewayError(kind, `${gateway} answered ${status}${detail === '' ? '' : `: ${oneLine(detail)}`}`);
+}
+
+/** The kind of a provider's refusal by its code: `forGood` names the number's codes, `account` the account's. */
+export function refusalOf<T>(code: T, forGood: ReadonlySet<T>, account: ReadonlySet<T>): RefusalKind {
+  return account.has(code) ? 'account' : forGood.has(code) ? 'permanent' : 'refused';
 }

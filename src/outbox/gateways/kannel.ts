@@ -26,6 +26,13 @@ const DLR_MASK = DELIVERED | FAILED | SMSC_REJECT;
  * try again later.", a 5xx): tried again later.
  */
 const FOR_GOOD = /Do not try again|denied by white- and\/or black-lists/i;
+/**
+ * smsbox's answers that refuse our account or configuration, whatever the number: the
+ * sendsms-user's credentials or allowed IPs ("Authorization failed for sendsms"), no sender and
+ * no default one ("Sender missing and no global set"), or a sender it does not allow. Tried again
+ * later, and the gateway is "refusing" at once.
+ */
+const ACCOUNT = /Authorization failed|Sender missing|sender .*(?:not allowed|denied)/i;
 
 export function kannelGateway(
   settings: KannelSettings,
@@ -64,7 +71,16 @@ export function kannelGateway(
         if (/^[03]:/.test(text)) return { gatewayMessageId: null };
         throw new GatewayError('refused', `kannel answered ${res.status}: ${oneLine(text)}`);
       }
-      throw httpRefusal('kannel', res.status, text, res.status === 403 && FOR_GOOD.test(text));
+      throw httpRefusal(
+        'kannel',
+        res.status,
+        text,
+        ACCOUNT.test(text) || res.status === 401
+          ? 'account'
+          : res.status === 403 && FOR_GOOD.test(text)
+            ? 'permanent'
+            : 'refused',
+      );
     },
     async probe(probeMs) {
       // The credentials without a receiver: 400 "Missing receiver number" says both are right, and sends nothing.

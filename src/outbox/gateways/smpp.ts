@@ -13,7 +13,7 @@ import { connect } from 'smpp';
 import type { Pdu, Session } from 'smpp';
 import type { SmppSettings } from '../../config/gateway-settings.js';
 import { smsSize } from '../../sms/sms-segments.js';
-import { GatewayError } from './gateway.js';
+import { GatewayError, refusalOf } from './gateway.js';
 import type { Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
 
 const ENQUIRE_LINK_MS = 30_000;
@@ -38,13 +38,20 @@ const STAT: Readonly<Record<string, 'delivered' | 'undelivered' | 'failed' | nul
 const STATE_STAT = ['', 'ENROUTE', 'DELIVRD', 'EXPIRED', 'DELETED', 'UNDELIV', 'ACCEPTD', 'UNKNOWN', 'REJECTD'];
 
 /**
- * submit_sm_resp command_status values (SMPP 3.4, 5.1.3) that refuse this message for good:
- * ESME_RINVMSGLEN 0x01, ESME_RINVDSTADR 0x0B, ESME_RINVDSTTON 0x50, ESME_RINVDSTNPI 0x51,
- * ESME_RX_P_APPN 0x64 (the receiver's permanent error), ESME_RX_R_APPN 0x65 (rejected). The others
- * (ESME_RTHROTTLED 0x58, ESME_RMSGQFUL 0x14, ESME_RSYSERR 0x08, ESME_RX_T_APPN 0x63…) are tried
- * again later.
+ * submit_sm_resp command_status values (SMPP 3.4, 5.1.3) that refuse this number for good:
+ * ESME_RINVDSTADR 0x0B, ESME_RINVDSTTON 0x50, ESME_RINVDSTNPI 0x51, ESME_RX_P_APPN 0x64 (the
+ * receiver's permanent error), ESME_RX_R_APPN 0x65 (rejected). The others (ESME_RTHROTTLED 0x58,
+ * ESME_RMSGQFUL 0x14, ESME_RSYSERR 0x08, ESME_RX_T_APPN 0x63…) are tried again later.
  */
-const FOR_GOOD = new Set([0x01, 0x0b, 0x50, 0x51, 0x64, 0x65]);
+const FOR_GOOD = new Set([0x0b, 0x50, 0x51, 0x64, 0x65]);
+/**
+ * Those that refuse our account or configuration, whatever the number: ESME_RINVMSGLEN 0x01 (the
+ * template's length), ESME_RINVSRCADR 0x0A (the sender id), ESME_RINVBNDSTS 0x04 (a bind that may
+ * not submit: SIS_SMS_SMPP_BIND), ESME_RBINDFAIL 0x0D, ESME_RINVPASWD 0x0E, ESME_RINVSYSID 0x0F,
+ * ESME_RINVSRCTON 0x48 and ESME_RINVSRCNPI 0x49 (the sender's numbering). Tried again later, and
+ * the gateway is "refusing" at once.
+ */
+const ACCOUNT = new Set([0x01, 0x04, 0x0a, 0x0d, 0x0e, 0x0f, 0x48, 0x49]);
 
 /** A deliver_sm read as a receipt; null: not one (a mobile-originated message, which is not ours to read). */
 export function smppReceipt(pdu: Pdu): ProviderReceipt | null {
@@ -194,7 +201,7 @@ export function smppGateway(settings: SmppSettings, senderId: string | null, tim
         });
         if (pdu.command_status !== 0)
           throw new GatewayError(
-            FOR_GOOD.has(pdu.command_status) ? 'permanent' : 'refused',
+            refusalOf(pdu.command_status, FOR_GOOD, ACCOUNT),
             `smpp: submit_sm refused (command_status 0x${pdu.command_status.toString(16)})`,
           );
         return { gatewayMessageId: pdu.message_id ?? null };

@@ -8,7 +8,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { TwilioSettings } from '../../config/gateway-settings.js';
-import { fetchFailure, httpRefusal, oneLine } from './gateway.js';
+import { fetchFailure, httpRefusal, oneLine, refusalOf } from './gateway.js';
 import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
 
 /** Twilio's X-Twilio-Signature of a request to `url` with form parameters `params`. */
@@ -42,9 +42,18 @@ const ON_THE_WAY = new Set([
  * invalid 'To', 21214 cannot be reached, 21217 not a valid number, 21401 invalid number, 21407 a
  * type that takes no SMS, 21408 a region the account may not send to, 21610 the recipient
  * unsubscribed (STOP), 21612 not reachable by SMS, 21614 not a mobile. Any other refusal (20429
- * too many requests, 20003 authentication, a 5xx) is tried again later.
+ * too many requests, a 5xx) is tried again later.
  */
 const FOR_GOOD = new Set([21211, 21214, 21217, 21401, 21407, 21408, 21610, 21612, 21614]);
+/**
+ * Twilio's codes that refuse the account or its configuration, whatever the number: 20003
+ * authentication (a wrong SID or token), 20005 account not active, 20404 no such account, 21212
+ * invalid From (SIS_SMS_SENDER_ID), 21603 From missing, 21606 a From the account may not send SMS
+ * from, 21608 a trial account's unverified destination (every parent's, until it is upgraded),
+ * 21659 a From that is not the account's, 21617 a body over 1,600 characters (the template). Tried
+ * again later, and the gateway is "refusing" at once (docs/sms.md, Refusals of the account).
+ */
+const ACCOUNT = new Set([20003, 20005, 20404, 21212, 21603, 21606, 21608, 21617, 21659]);
 
 export function twilioGateway(
   settings: TwilioSettings,
@@ -77,7 +86,7 @@ export function twilioGateway(
           'twilio',
           res.status,
           `${String(answer.code ?? '')} ${String(answer.message ?? '')}`.trim(),
-          FOR_GOOD.has(Number(answer.code)),
+          res.status === 401 || res.status === 403 ? 'account' : refusalOf(Number(answer.code), FOR_GOOD, ACCOUNT),
         );
       return { gatewayMessageId: typeof answer.sid === 'string' ? answer.sid : null };
     },

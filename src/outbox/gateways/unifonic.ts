@@ -11,15 +11,26 @@ import { timingSafeEqual } from 'node:crypto';
 import type { UnifonicSettings } from '../../config/gateway-settings.js';
 import { callbackParams } from './callback-params.js';
 import { fetchFailure, GatewayError, httpRefusal, oneLine } from './gateway.js';
-import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
+import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt, RefusalKind } from './gateway.js';
 
 /**
- * Unifonic's codes (as its HTTP status or the answer's errorCode) that refuse this message for
- * good (its REST API's status codes): 410 invalid recipient format, 412 body too long, 481 no such
- * country, 482 invalid destination number, 483 no operator for it. The others (401 authentication,
- * 429 too many requests, a 5xx…) are tried again later.
+ * Unifonic's codes (as its HTTP status or the answer's errorCode) that refuse this number for good
+ * (its REST API's status codes): 481 no such country, 482 invalid destination number, 483 no
+ * operator for it. The others (429 too many requests, a 5xx…) are tried again later.
  */
-const FOR_GOOD = /^(?:ER-?)?(?:410|412|481|482|483)$/i;
+const FOR_GOOD = /^(?:ER-?)?(?:481|482|483)$/i;
+/**
+ * Its codes that refuse the account or our configuration, whatever the number: 401
+ * authentication failed, 402 AppSid missing, 403 an IP address the account does not allow, 406
+ * wrong parameter format, 410 recipient format (we send every number alike, so no number would
+ * pass), 412 body too long (the template), 440 wrong sender format, 460 invalid encoding, 480 a
+ * SenderID this account may not use, 499 configuration error; and the errorCodes ER-01 (no credit
+ * or country package) and ER-08 (sender id not registered). Tried again later, and the gateway is
+ * "refusing" at once.
+ */
+const ACCOUNT = /^(?:(?:ER-?)?(?:401|402|403|406|410|412|440|460|480|499)|ER-0?[18])$/i;
+const kindOf = (code: string): RefusalKind =>
+  ACCOUNT.test(code) ? 'account' : FOR_GOOD.test(code) ? 'permanent' : 'refused';
 
 export function unifonicGateway(settings: UnifonicSettings, senderId: string | null, timeoutMs: number): Gateway {
   return {
@@ -52,10 +63,10 @@ export function unifonicGateway(settings: UnifonicSettings, senderId: string | n
       } | null;
       const code = String(answer?.errorCode ?? '');
       if (res.status >= 400)
-        throw httpRefusal('unifonic', res.status, String(answer?.message ?? ''), FOR_GOOD.test(`${res.status}`));
+        throw httpRefusal('unifonic', res.status, String(answer?.message ?? ''), kindOf(`${res.status}`));
       if (answer?.success !== true && answer?.success !== 'true')
         throw new GatewayError(
-          FOR_GOOD.test(code) ? 'permanent' : 'refused',
+          kindOf(code),
           `unifonic ${String(answer?.errorCode ?? 'answered')}: ${oneLine(String(answer?.message ?? ''))}`,
         );
       const id = answer.data?.MessageID;

@@ -14,7 +14,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { VonageSettings } from '../../config/gateway-settings.js';
 import { smsSize } from '../../sms/sms-segments.js';
 import { callbackParams } from './callback-params.js';
-import { fetchFailure, GatewayError, httpRefusal, oneLine } from './gateway.js';
+import { fetchFailure, GatewayError, httpRefusal, oneLine, refusalOf } from './gateway.js';
 import type { Callback, CallbackRefusal, Gateway, OutboundSms, ProviderReceipt } from './gateway.js';
 
 /** A receipt signed more than this far from our clock is refused (a replay, or a clock to fix). */
@@ -43,13 +43,21 @@ const STATUS: Readonly<Record<string, 'delivered' | 'undelivered' | 'failed'>> =
 };
 
 /**
- * Vonage's SMS API statuses that refuse this message for good (its API errors): 3 invalid
- * parameters, 6 invalid message (an unrecognised number prefix), 7 number barred, 12 message too
- * long, 15 invalid sender address, 22 invalid network code, 29 non-whitelisted destination, 33
- * number de-activated. The others (1 throttled, 4 credentials, 5 internal error, 9 quota…) are
+ * Vonage's SMS API statuses that refuse this number for good (its API errors): 3 invalid
+ * parameters (the `to`), 6 invalid message (an unrecognised number prefix), 7 number barred, 22
+ * invalid network code, 33 number de-activated. The others (1 throttled, 5 internal error…) are
  * tried again later.
  */
-const FOR_GOOD = new Set(['3', '6', '7', '12', '15', '22', '29', '33']);
+const FOR_GOOD = new Set(['3', '6', '7', '22', '33']);
+/**
+ * Its statuses that refuse the account or configuration, whatever the number: 2 missing
+ * parameters, 4 invalid credentials, 8 account barred, 9 quota exceeded (no credit), 11 account
+ * not enabled for this API, 12 message too long (the template), 14 invalid signature, 15 invalid
+ * sender address (SIS_SMS_SENDER_ID), 23 invalid callback URL, 29 non-whitelisted destination (a
+ * demo account), 32 signature and secret disallowed. Tried again later, and the gateway is
+ * "refusing" at once.
+ */
+const ACCOUNT = new Set(['2', '4', '8', '9', '11', '12', '14', '15', '23', '29', '32']);
 
 export function vonageGateway(
   settings: VonageSettings,
@@ -87,12 +95,12 @@ export function vonageGateway(
       const answer = (await res.json().catch(() => null)) as {
         messages?: { status?: unknown; 'message-id'?: unknown; 'error-text'?: unknown }[];
       } | null;
-      if (!res.ok) throw httpRefusal('vonage', res.status, '');
+      if (!res.ok) throw httpRefusal('vonage', res.status, '', res.status === 401 ? 'account' : 'refused');
       const first = answer?.messages?.[0];
       if (first === undefined) throw new GatewayError('refused', 'vonage answered without a message status');
       if (String(first.status) !== '0')
         throw new GatewayError(
-          FOR_GOOD.has(String(first.status)) ? 'permanent' : 'refused',
+          refusalOf(String(first.status), FOR_GOOD, ACCOUNT),
           `vonage status ${String(first.status)}: ${oneLine(String(first['error-text'] ?? ''))}`,
         );
       return { gatewayMessageId: typeof first['message-id'] === 'string' ? first['message-id'] : null };
@@ -136,7 +144,7 @@ export function vonageGateway(
       if (!/^\d{1,12}$/.test(timestamp)) return { refused: 400, text: 'timestamp: expected Unix seconds' };
       const at = new Date(Number(timestamp) * 1000);
       if (Math.abs(at.getTime() - now.getTime()) / 1000 > WINDOW_S)
-        return { refused: 401, text: `stale timestamp: more than ${WINDOW_S} s from this server's clock` };
+        return { refused: 410, text: `stale timestamp: more than ${WINDOW_S} s from this server's clock` };
       const ref = params.get('client-ref') ?? '';
       if (!/^[1-9]\d{0,15}$/.test(ref))
         return { refused: 400, text: 'client-ref: expected the message id sent with it' };

@@ -17,12 +17,15 @@ export function webhookGateway(webhook: SmsWebhook): Gateway {
         await deliver(message);
       } catch (err) {
         const text = err instanceof Error ? err.message : String(err);
-        // webhook.ts's words: "gateway unreachable: timed out" is the one case the bridge may have the message.
+        // webhook.ts's words: "gateway unreachable: timed out" is the one case the bridge may have the message;
+        // a 401 or 403 is the bridge refusing our signature (SIS_SMS_WEBHOOK_SECRET), whatever the number.
         const kind = text.endsWith('timed out')
           ? 'unsure'
           : text.startsWith('gateway unreachable')
             ? 'unreachable'
-            : 'refused';
+            : /^gateway answered 40[13]$/.test(text)
+              ? 'account'
+              : 'refused';
         throw new GatewayError(kind, text);
       }
       // The bridge knows the message by our id (X-Message-Id), as its receipts do.

@@ -72,6 +72,11 @@ export interface Exchange {
   readonly client: string;
   /** The `traceparent` a request made on this one's behalf carries (operations get it in their context). */
   readonly onwardTraceparent: string | undefined;
+  /**
+   * How long the request already waited for a dependency before dispatch (ms: the rate limit's
+   * Redis), counted in a read's budget for the database (SIS_STALE_AFTER_MS); absent: none.
+   */
+  readonly waitedMs?: number;
 }
 
 /** The reply, and what logs and metrics say about the request. */

@@ -239,12 +239,14 @@ describe('a PostgreSQL partition', { skip: POSTGRES_SKIP ?? undefined }, () => {
   );
 
   it(
-    'a store full of answers two addresses asked together still keeps what two readers ask (issue 45)',
+    'a store full of answers two addresses asked together, or one /48 asked, still keeps what readers ask (issues 45, 46)',
     { timeout: 120_000 },
     async () => {
       // The issue's reproduction: 64 KiB of stale answers, filled with 300 ids each asked from one
       // IPv4 address and one IPv6 /64; then ordinary reads, each asked by two readers; then the
       // database gone. Before, all five were answered 500: each new answer was evicted at once.
+      // And readers' own answers, then 64 /64s of one /48 asking 4 ids each (each /64 within its
+      // own share, together far past the budget): the /48's share keeps the readers' answers.
       const { proxy, s } = await serveBehindProxy('stale-full', {
         SIS_STALE_ANSWERS_BYTES: '65536',
         SIS_TRUSTED_PROXIES: '127.0.0.1',
@@ -267,8 +269,21 @@ describe('a PostgreSQL partition', { skip: POSTGRES_SKIP ?? undefined }, () => {
             assert.equal(answer.status, 200, answer.body);
             answers.set(path, answer.body);
           }
+        const own = ['own-1', 'own-2', 'own-3'].map(TOKEN);
+        for (const [i, path] of own.entries()) {
+          const answer = await from(`192.0.2.${10 + i}`, path);
+          assert.equal(answer.status, 200, answer.body);
+          answers.set(path, answer.body);
+        }
+        for (let net = 0; net < 64; net += 8)
+          await Promise.all(
+            Array.from({ length: 8 }, async (_, j) => {
+              for (let id = 0; id < 4; id++)
+                assert.equal((await from(`2001:db8:48:${net + j}::1`, TOKEN(`v6-${net + j}-${id}`))).status, 200);
+            }),
+          );
         await proxy.stop();
-        for (const path of ordinary) {
+        for (const path of [...ordinary, ...own]) {
           const answer = await from('192.0.2.1', path);
           assert.deepEqual([path, answer.status, answer.body], [path, 200, answers.get(path)]);
         }

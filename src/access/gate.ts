@@ -1,11 +1,15 @@
 /**
  * What runs before dispatch: the allow-list, the rate limit, then API keys (a guessed key counts
  * against the limit). A refusal is answered without reading the body or touching the database.
+ * The rate limit's Redis is waited for at most SIS_STALE_AFTER_MS (a read's whole budget for its
+ * dependencies): past it the request is let through as when Redis is lost, its count still taken,
+ * so Redis's deadline never adds to the database's.
  */
 import type { RequestTarget } from '../bindings/types.js';
 import type { Refusal } from '../bindings/types.js';
 import type { Config } from '../config/config.js';
 import { AccessControl } from './access.js';
+import { ALLOWED } from './rate-limit.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 
 export type { Refusal };
@@ -26,6 +30,8 @@ export class Gate {
   private readonly access: AccessControl;
   /** lower-case name -> the service file's own spelling (the metrics label). */
   private readonly names: ReadonlyMap<string, string>;
+  /** The longest wait for the limiter's answer (0: its own deadline). */
+  private readonly limiterWaitMs: number;
 
   constructor(
     config: Config,
@@ -34,6 +40,7 @@ export class Gate {
   ) {
     this.access = new AccessControl(config);
     this.names = new Map(serviceNames.map((n) => [n.toLowerCase(), n]));
+    this.limiterWaitMs = config.staleAfterMs;
   }
 
   /** The service file a request target names, as the service spells it, or null. */
@@ -55,7 +62,26 @@ export class Gate {
     const decision = this.limiter.hit(req.client, req.site);
     const then = (d: RateDecision): Refusal | null =>
       d.allowed ? this.access.checkKey(service, header) : { reason: 'rate', retryAfterMs: d.retryAfterMs };
-    return decision instanceof Promise ? decision.then(then) : then(decision);
+    return decision instanceof Promise ? this.within(decision).then(then) : then(decision);
+  }
+
+  /** The limiter's decision, or ALLOWED if it has not come within limiterWaitMs (the API key is still checked). */
+  private within(decision: Promise<RateDecision>): Promise<RateDecision> {
+    const ms = this.limiterWaitMs;
+    if (ms === 0) return decision;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve(ALLOWED), ms);
+      decision.then(
+        (d) => {
+          clearTimeout(timer);
+          resolve(d);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error as Error);
+        },
+      );
+    });
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ import { buildRouteSets, findRoute } from './route.js';
 import type { RouteSets } from './route.js';
 import { buildRouteTable } from './service-routes.js';
 import { StaleAnswers } from './stale-answers.js';
+import { StaleDeadline } from './stale-deadline.js';
 import type { Binding, Call, Exchange, Outcome, Read, Route, ServiceRoutes } from './types.js';
 
 /** Safe words for an operation failure: the cause (SQL, paths, stacks) only goes to the log. */
@@ -46,7 +47,11 @@ export class Dispatcher {
     this.stale =
       !keepStale || config.staleIfErrorMs === 0 || config.staleAnswersBytes === 0
         ? null
-        : new StaleAnswers({ maxAgeMs: config.staleIfErrorMs, maxBytes: config.staleAnswersBytes });
+        : new StaleAnswers({
+            maxAgeMs: config.staleIfErrorMs,
+            maxBytes: config.staleAnswersBytes,
+            seen: this.cache?.seen,
+          });
   }
 
   /**
@@ -129,19 +134,36 @@ export class Dispatcher {
       };
     const { call } = read;
     const lookUp = this.cached(binding, call);
-    if (lookUp instanceof Promise) return lookUp.then((kept) => this.answer(ex, routes, binding, call, kept));
+    if (lookUp instanceof Promise) {
+      // The data version is read from the database: the budget covers that wait too.
+      const deadline = this.deadline(ex, routes, binding, call, null);
+      const pending = lookUp.then((kept) => this.answer(ex, routes, binding, call, kept, deadline));
+      return deadline === null ? pending : deadline.first(pending);
+    }
     return this.answer(ex, routes, binding, call, lookUp);
   }
 
+  /**
+   * `deadline`: the budget's, when the data version was read from the database (null: it had no
+   * stale answer); undefined when nothing waited yet (one is made if the call does not answer at once).
+   */
   private answer(
     ex: Exchange,
     routes: ServiceRoutes,
     binding: Binding,
     call: Call,
     kept: Kept | null,
+    deadline?: StaleDeadline | null,
   ): Outcome | Promise<Outcome> {
     const operation = call.op.name;
-    if (kept?.reply !== undefined) return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
+    if (kept?.reply !== undefined) {
+      // Asked again: counts for the stale answer's askers as if it had been made again (kept again if it left).
+      const site = this.stale === null ? null : ex.site;
+      if (this.stale !== null && !this.stale.asked(kept.key, ex.client, site))
+        this.stale.keep(kept.key, kept.reply, kept.version, ex.client, site);
+      return { service: routes.name, binding: binding.name, operation, reply: kept.reply };
+    }
+    let racing = deadline;
     const written = (value: ResultValue): Outcome => {
       const reply = binding.write(routes.writers.get(call.op)!, value);
       if (call.op.writes === true && this.context.dryRun !== true) this.context.onWritten?.();
@@ -149,13 +171,14 @@ export class Dispatcher {
       if (this.stale !== null && call.op.writes !== true) {
         const key = kept?.key ?? answerKey(binding.name, call);
         // Kept for the caller's client (address/client-network.ts), not its address's spelling.
-        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null, ex.client);
+        if (key !== null) this.stale.keep(key, reply, kept?.version ?? null, ex.client, ex.site);
       }
       return { service: routes.name, binding: binding.name, operation, reply };
     };
     const failed = (cause: unknown): Outcome => {
-      // The database does not answer: a read answered before is answered the same (stale-answers.ts).
-      const stale = this.staleFor(binding, call, cause);
+      // The database does not answer: a read answered before is answered the same (stale-answers.ts),
+      // unless it was already, past its budget (this outcome is then dropped).
+      const stale = racing?.answered === true ? undefined : this.staleFor(binding, call, cause);
       if (stale !== undefined) return { service: routes.name, binding: binding.name, operation, reply: stale };
       // Refused arguments are the caller's to fix: only other failures are logged.
       const logged = cause instanceof InvalidArgumentError ? undefined : cause;
@@ -173,14 +196,42 @@ export class Dispatcher {
     } catch (cause) {
       return failed(cause);
     }
-    return result instanceof Promise ? result.then(written, failed) : written(result);
+    if (!(result instanceof Promise)) return written(result);
+    const pending = result.then(written, failed);
+    if (racing !== undefined) return pending;
+    racing = this.deadline(ex, routes, binding, call, kept?.key ?? null);
+    return racing === null ? pending : racing.first(pending);
   }
 
   /** A read's last answer to serve instead of the failure `cause`, if any (StaleAnswers.answer). */
   private staleFor(binding: Binding, call: Call, cause: unknown): Reply | undefined {
     if (this.stale === null || call.op.writes === true) return undefined;
     const key = answerKey(binding.name, call);
-    return key === null ? undefined : this.stale.answer(key, cause, this.cache?.seen ?? null);
+    return key === null ? undefined : this.stale.answer(key, cause);
+  }
+
+  /**
+   * The budget of a read that waits for the database, when it has a stale answer to give past it
+   * (SIS_STALE_AFTER_MS, less what the rate limit's Redis took, but never less than a fifth of it:
+   * the database is always given a moment); null otherwise. `key`: the call's, if known.
+   */
+  private deadline(
+    ex: Exchange,
+    routes: ServiceRoutes,
+    binding: Binding,
+    call: Call,
+    key: string | null,
+  ): StaleDeadline | null {
+    const afterMs = this.config.staleAfterMs;
+    if (this.stale === null || afterMs === 0 || call.op.writes === true) return null;
+    const k = key ?? answerKey(binding.name, call);
+    if (k === null || !this.stale.has(k)) return null;
+    const stale = this.stale;
+    const operation = call.op.name;
+    return new StaleDeadline(Math.max(afterMs - (ex.waitedMs ?? 0), afterMs / 5), () => {
+      const reply = stale.late(k);
+      return reply === undefined ? undefined : { service: routes.name, binding: binding.name, operation, reply };
+    });
   }
 
   /** What the cache holds for a cacheable call (see AnswerCache.lookUp); null for any other. */

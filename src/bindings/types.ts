@@ -70,8 +70,15 @@ export interface Exchange {
   readonly clientAddress: string;
   /** The client that address counts as (src/address/client-network.ts clientKey): what counters key by. */
   readonly client: string;
+  /** The /48 counted beside that client (a native IPv6 client's; null for IPv4, or when the client is the /48). */
+  readonly site: string | null;
   /** The `traceparent` a request made on this one's behalf carries (operations get it in their context). */
   readonly onwardTraceparent: string | undefined;
+  /**
+   * How long the request already waited for a dependency before dispatch (ms: the rate limit's
+   * Redis), counted in a read's budget for the database (SIS_STALE_AFTER_MS); absent: none.
+   */
+  readonly waitedMs?: number;
 }
 
 /** The reply, and what logs and metrics say about the request. */

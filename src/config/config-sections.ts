@@ -52,6 +52,7 @@ export function databaseSettings(r: SettingReader) {
     answerCacheBytes: r.read('SIS_ANSWER_CACHE_BYTES'),
     staleIfErrorMs: r.read('SIS_STALE_IF_ERROR_MS'),
     staleAnswersBytes: r.read('SIS_STALE_ANSWERS_BYTES'),
+    staleAfterMs: r.read('SIS_STALE_AFTER_MS'),
   } satisfies Partial<Config>;
 }
 

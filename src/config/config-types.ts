@@ -106,6 +106,8 @@ export interface Config {
   readonly staleIfErrorMs: number;
   /** Bytes of reads' last answers kept for that (0: none). */
   readonly staleAnswersBytes: number;
+  /** A read with a stale answer is answered with it once its dependencies took this long (0: only when the database fails). */
+  readonly staleAfterMs: number;
   /** On shutdown: how long idle keep-alive connections stay open for requests already on their way. */
   readonly shutdownGraceMs: number;
   /** On shutdown: the longest wait for requests in progress before connections are cut. */

@@ -156,7 +156,14 @@ export const SETTINGS = defineSettings([
     name: 'SIS_STALE_ANSWERS_BYTES',
     kind: int(0, GIB),
     default: '16777216',
-    meaning: "bytes of reads' last answers kept for SIS_STALE_IF_ERROR_MS, the most recently made first (0 = none)",
+    meaning: "bytes of reads' last answers kept for SIS_STALE_IF_ERROR_MS, the most recently asked first (0 = none)",
+  },
+  {
+    name: 'SIS_STALE_AFTER_MS',
+    kind: int(0, 60_000),
+    default: '250',
+    meaning:
+      'a read with a stale answer waits this long for its dependencies (the rate limit, the database), then is answered with it while its query goes on; the rate limit waits no longer for Redis (0 = wait for their deadlines)',
   },
   {
     name: 'SIS_LIST_PAGE_ROWS',

@@ -25,6 +25,8 @@ export class HttpExchange implements Exchange {
   bodyRefused = false;
   /** This request's span, while tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null otherwise. */
   span: RequestSpan | null = null;
+  /** How long the gate waited for the rate limit's Redis (ms): part of a read's budget (SIS_STALE_AFTER_MS). */
+  waitedMs = 0;
 
   constructor(
     private readonly req: IncomingMessage,

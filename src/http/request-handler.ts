@@ -268,7 +268,12 @@ export class RequestHandler {
     let refusal: Refusal | null;
     try {
       const verdict = gate.check(ex);
-      refusal = verdict instanceof Promise ? await verdict : verdict;
+      if (verdict instanceof Promise) {
+        const from = performance.now();
+        refusal = await verdict;
+        // Part of a read's budget for its dependencies (SIS_STALE_AFTER_MS).
+        ex.waitedMs = performance.now() - from;
+      } else refusal = verdict;
     } catch (err) {
       this.log.error({ err, requestId: ex.requestId }, 'access check failed');
       refusal = null;

@@ -221,7 +221,7 @@ export function createMetrics(
     registry.registerMetric(
       custom({
         name: 'sis_answers_stale_total',
-        help: 'Reads answered as before because the database did not answer (SIS_STALE_IF_ERROR_MS).',
+        help: 'Reads answered as before because the database did not answer, or not in time (SIS_STALE_IF_ERROR_MS, SIS_STALE_AFTER_MS).',
         type: 'counter',
         values: () => [{ labels: {}, value: stale()?.served ?? 0 }],
       }),

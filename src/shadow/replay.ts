@@ -123,6 +123,7 @@ class ReplayExchange implements Exchange {
   readonly isLocal = false;
   readonly clientAddress = '';
   readonly client = '';
+  readonly site = null;
   /** A replay starts no trace of its own, and never sends an SMS (writes are not replayed). */
   readonly onwardTraceparent = undefined;
   readonly #headers = new Map<string, string>();

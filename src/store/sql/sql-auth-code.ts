@@ -1,6 +1,6 @@
 /**
- * AuthCode's write, the same code for SQLite and PostgreSQL: the phone's limits, the counters,
- * then the code stored and its message queued in the outbox in one transaction, so an answered
+ * AuthCode's write, the same code for SQLite and PostgreSQL: the phone's limits, the code stored
+ * and its message queued in the outbox, and the counters, in one transaction, so an answered
  * AuthCode always has a message that some worker will deliver (sql-outbox.ts). SQLite runs the
  * same work without Kysely when it can (sqlite/sqlite-auth-code.ts).
  */
@@ -37,7 +37,7 @@ export class SqlAuthCode {
     }
   }
 
-  /** The per-phone limits, then the counters, then the code and its message (not on a dry run). */
+  /** The per-phone limits, then the code and its message, then the counters (a dry run only reads them). */
   private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
     if (request.test === true) {

@@ -1,6 +1,6 @@
 /**
- * Starts AuthCode's SMS protection (src/sms/) for this process: its counters in Redis when one
- * is configured and a velocity limit is on, else in the database; the phone metadata loaded
+ * Starts AuthCode's SMS protection (src/sms/) for this process: its counters in the database,
+ * and first in Redis when one is configured and a velocity limit is on (docs/decisions.md, 25); the phone metadata loaded
  * now when a rule needs it (a default region it does not know stops the start); one line names the
  * layers that only watch (SIS_SMS_GUARD), so a rollout step never lifts a brake unseen.
  */

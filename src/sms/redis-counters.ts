@@ -3,8 +3,9 @@
  * counts the code in all of them only when none is full, atomically, so instances never both
  * take the last place. Loaded only when a Redis is configured (ioredis is a large module). A Redis
  * that does not answer within its deadline, or is known lost, is told to the caller at once
- * (fail-fast-redis.ts), which then counts in the database instead: the
- * limits protect the bill, so they hold while Redis is away.
+ * (fail-fast-redis.ts), which then checks in the database instead: the database counts every
+ * accepted code in any case (docs/decisions.md), so the limits hold while Redis is away and after
+ * it comes back.
  */
 import type { Redis } from 'ioredis';
 import type { CounterLimit } from '../store/store.js';
@@ -38,10 +39,19 @@ for i = 1, #KEYS do
 end
 return 0`;
 
+// KEYS[1]: a counter the database found full; ARGV: its limit, its window's end (ms). Raised to the limit, never lowered.
+const FILL = `
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+end
+return 0`;
+
 type CounterRedis = Redis & {
   sisTake(n: number, ...keysAndArgs: string[]): Promise<number[]>;
   sisPeek(n: number, ...keysAndArgs: string[]): Promise<number[]>;
   sisRelease(n: number, ...keys: string[]): Promise<number>;
+  sisFill(key: string, limit: string, until: string): Promise<number>;
 };
 
 /** The first enforced counter that is full (nothing counted), or null and the watched counters past their limit. */
@@ -62,6 +72,7 @@ export class RedisCounters {
         redis.defineCommand('sisTake', { lua: TAKE });
         redis.defineCommand('sisPeek', { lua: PEEK });
         redis.defineCommand('sisRelease', { lua: RELEASE });
+        redis.defineCommand('sisFill', { numberOfKeys: 1, lua: FILL });
         return redis as CounterRedis;
       },
       events,
@@ -92,6 +103,18 @@ export class RedisCounters {
     const keys = counters.map((c) => redisKey(space, c));
     // A failure is reported by the connection; the counts then expire with their window.
     await this.redis.run((r) => r.sisRelease(keys.length, ...keys)).catch(() => undefined);
+  }
+
+  /**
+   * Holds `counter` full: the database refused a code for it while Redis had room (Redis came back
+   * empty, or missed the codes counted while it was away), so its next codes are refused here.
+   */
+  async fill(space: string, counter: CounterLimit): Promise<void> {
+    const key = redisKey(space, counter);
+    // A failure is reported by the connection; the database keeps refusing meanwhile.
+    await this.redis
+      .run((r) => r.sisFill(key, String(counter.limit), String(counter.until.getTime())))
+      .catch(() => undefined);
   }
 
   private async run(

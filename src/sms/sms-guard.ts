@@ -2,9 +2,10 @@
  * AuthCode's protection of the SMS bill (docs/sms.md), as one check the operation makes before
  * its write, cheapest first: a test number (recorded, never sent nor counted), the number (valid,
  * of an accepted type and country), the ranges an operator stopped, then the velocity counters
- * (address or IPv6 prefix unless trusted, range, country, budgets: in Redis when one is
- * configured, else in the write's own transaction). A layer in monitor mode decides as it would
- * and only counts and logs its would-be refusal. A dry run makes every check and counts nothing.
+ * (address or IPv6 prefix unless trusted, range, country, budgets: in the write's own
+ * transaction always, the durable count, and first in Redis when one is configured, which refuses
+ * a full counter's codes before they reach the database; docs/decisions.md, 25). A layer in
+ * monitor mode decides as it would and only counts and logs its would-be refusal. A dry run makes every check and counts nothing.
  * A refused code is recorded nowhere but in the refusal counts.
  */
 import { createHmac, randomBytes } from 'node:crypto';
@@ -51,8 +52,10 @@ export interface AdmitRequest {
 export interface Admission {
   readonly reading: PhoneReading;
   readonly backoff: boolean;
-  /** Counted in the write's transaction (none when Redis counted them). */
+  /** Counted in the write's transaction, whether Redis counted them first or not (docs/decisions.md). */
   readonly counters: readonly CounterLimit[];
+  /** Redis found none of them full (the store then counts them without a look first). */
+  readonly countersChecked: boolean;
   /** A test number's code: recorded as a test code, nothing sent or counted. */
   readonly test: boolean;
   /** The same code for the same phone within this time is a repeat (0: off). */
@@ -148,6 +151,8 @@ export class SmsGuard {
       redis === null
         ? 'unavailable'
         : await (request.dryRun ? redis.peek(space, counters) : redis.take(space, counters));
+    // Would-be refusals (monitor mode) Redis told: the store, counting the same counters, tells them again.
+    let told: Set<string> | null = null;
     if (answer !== 'unavailable') {
       if (answer.full !== null) {
         const full = answer.full;
@@ -158,13 +163,18 @@ export class SmsGuard {
           (full.until.getTime() - request.at.getTime()) / 1000,
         );
       }
-      for (const c of answer.over) this.refuse(c.reason as RefusalReason, reading, request, null);
+      for (const c of answer.over) {
+        (told ??= new Set()).add(c.reason);
+        this.refuse(c.reason as RefusalReason, reading, request, null);
+      }
     }
     const taken = answer !== 'unavailable' && !request.dryRun ? counters : [];
     return {
       reading,
       backoff: velocity.backoff,
-      counters: answer === 'unavailable' ? counters : [],
+      // The database counts them always: a Redis lost (or back empty) never starts the hour from zero.
+      counters,
+      countersChecked: answer !== 'unavailable',
       test: false,
       repeatMs: rules.repeatMs,
       monitorPhone: this.#monitorPhone,
@@ -172,12 +182,21 @@ export class SmsGuard {
         if (outcome?.accepted === true) {
           // A repeat is not counted here either: no metric tells a repeat from a new code (a guess's answer).
           if (outcome.repeat === true) return redis?.release(space, taken);
-          for (const reason of outcome.monitored ?? []) this.refuse(reason as RefusalReason, reading, request, null);
+          for (const reason of outcome.monitored ?? [])
+            if (told?.has(reason) !== true) this.refuse(reason as RefusalReason, reading, request, null);
           return this.accepted(reading, request.dryRun);
         }
         // A code the phone's own limits refused stays counted against its address (guessing costs).
         const phoneRefusal = outcome?.reason === 'phone-hourly' || outcome?.reason === 'phone-backoff';
-        await redis?.release(space, phoneRefusal ? taken.filter((c) => c.reason !== 'address') : taken);
+        const full = outcome?.counter;
+        await redis?.release(
+          space,
+          taken.filter((c) => c.key !== full && !(phoneRefusal && c.reason === 'address')),
+        );
+        // A counter Redis had room in is full in the database (Redis came back empty, or missed codes
+        // counted while it was away): Redis holds it full from now on, and refuses by itself again.
+        const filled = full === undefined ? undefined : taken.find((c) => c.key === full);
+        if (filled !== undefined) await redis?.fill(space, filled);
         if (outcome !== null) this.refuse(outcome.reason as RefusalReason, reading, request, outcome.retryAfterSeconds);
       },
     };
@@ -206,6 +225,7 @@ export class SmsGuard {
       reading,
       backoff: false,
       counters,
+      countersChecked: false,
       test: true,
       repeatMs: 0,
       monitorPhone: false,

@@ -5,7 +5,7 @@
  * (answered without a second message, but only where a new code would be accepted too, so the
  * answer never tells whether a code was the phone's), and what a refusal answers.
  */
-import type { AuthCodeOutcome, AuthCodeRequest } from './store.js';
+import type { AuthCodeOutcome, AuthCodeRequest, CounterLimit } from './store.js';
 
 /** The window a code counts in; retention may never be shorter while the limit is on. */
 export const AUTH_CODE_WINDOW_MS = 3_600_000;
@@ -118,9 +118,23 @@ export function backoffRefusal(
   return freeAt > at.getTime() ? refusedUntil(freeAt, at, 'phone-backoff') : null;
 }
 
+/** The refusal by a full counter: until its window ends, naming it (Redis is told it is full: sms-guard.ts). */
+export function counterRefusal(counter: CounterLimit, at: Date): AuthCodeOutcome {
+  return {
+    accepted: false,
+    reason: counter.reason,
+    retryAfterSeconds: secondsUntil(counter.until.getTime(), at),
+    counter: counter.key,
+  };
+}
+
 /** A refusal that ends at `freeAt` (ms), counted in whole seconds from `at`, at least one. */
 export function refusedUntil(freeAt: number, at: Date, reason: string): AuthCodeOutcome {
-  return { accepted: false, reason, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - at.getTime()) / 1000)) };
+  return { accepted: false, reason, retryAfterSeconds: secondsUntil(freeAt, at) };
+}
+
+function secondsUntil(freeAt: number, at: Date): number {
+  return Math.max(1, Math.ceil((freeAt - at.getTime()) / 1000));
 }
 
 /** A number in [0, 1) from a text (FNV-1a): the same text, the same number. */

@@ -2,7 +2,7 @@
  * What AuthCode's SMS protection keeps in the database (migration 7; docs/sms.md): refused
  * codes counted for `sis outbox stats`, ranges an operator stopped, and the key client
  * addresses are hashed with. The velocity counters themselves are taken in AuthCode's own
- * transaction (store.ts, CounterLimit), or in Redis.
+ * transaction (store.ts, CounterLimit), and first in Redis when one counts them.
  */
 
 /** Refused codes of one ten-minute period, reason, country ('' unknown) and range. */

@@ -74,6 +74,11 @@ export interface AuthCodeRequest {
   readonly country?: string | null;
   /** Limits counted in the database, in this order, in the code's own transaction (sms-types.ts). */
   readonly counters?: readonly CounterLimit[];
+  /**
+   * Redis already found none of `counters` full: the transaction counts them (and refuses past a
+   * limit) without a look at them first. The database counts every accepted code either way.
+   */
+  readonly countersChecked?: boolean;
   /** The phone's range, kept with its message for delivery rates (the phone itself is masked once delivered). */
   readonly range?: string;
   /** The same code for this phone within this many ms is a repeat: accepted, nothing written or counted. */
@@ -88,7 +93,7 @@ export interface AuthCodeRequest {
   readonly dryRun?: boolean;
 }
 
-/** One limit counted in the database (when no Redis counts it): a counter of a window, shared by every instance. */
+/** One limit counted in the database (and in Redis first, when one counts): a counter of a window, shared by every instance. */
 export interface CounterLimit {
   /** The counter, its window in the name (`r:+96650123:h482113`). */
   readonly key: string;
@@ -111,7 +116,13 @@ export type AuthCodeOutcome =
       /** Reasons a watched limit (monitor mode) would have refused the code for. */
       readonly monitored?: readonly string[];
     }
-  | { readonly accepted: false; readonly retryAfterSeconds: number; readonly reason: string };
+  | {
+      readonly accepted: false;
+      readonly retryAfterSeconds: number;
+      readonly reason: string;
+      /** The full counter's key, when a counter refused the code (CounterLimit.key). */
+      readonly counter?: string;
+    };
 
 export interface Store {
   /** Students of a school whose ShowActive equals `showActive`, in the order they were first imported. */

@@ -9,8 +9,6 @@
  * test/deploy/database-restart.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -19,44 +17,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LOG_FLUSH_MS } from '../../src/logging/logger.js';
 import { eventually } from '../helpers/eventually.js';
+import { REDIS_SERVER, startRedis, stopRedis } from '../helpers/private-redis.js';
 import { startServe, stopServe } from '../helpers/serve-process.js';
 import { closedPort } from '../helpers/sms-gateway.js';
-
-function redisServerPath(): string | null {
-  try {
-    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
-const REDIS_SERVER = redisServerPath();
-
-/** A redis-server of our own on `port`, keeping nothing on disk; resolves once it takes connections. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    REDIS_SERVER!,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
-  });
-  return child;
-}
-
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 describe('dependency state lines', () => {
   it(

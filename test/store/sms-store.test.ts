@@ -39,9 +39,15 @@ for (const target of storeTargets) {
           assert.deepEqual(await store.acceptAuthCode(request(phone, AT, { counters, country: 'SA' })), {
             accepted: true,
           });
-        const refused = { accepted: false, reason: 'range', retryAfterSeconds: 1800 };
+        // The refusal names the full counter (Redis is told to hold it full: sms-guard.ts).
+        const refused = { accepted: false, reason: 'range', retryAfterSeconds: 1800, counter: counters[0]!.key };
         assert.deepEqual(await store.acceptAuthCode(request('+966501230003', AT, { counters })), refused);
         assert.deepEqual(await store.acceptAuthCode(request('+966501230003', AT, { counters, dryRun: true })), refused);
+        // Redis had room (it came back empty): the transaction still counts, and refuses past the limit.
+        assert.deepEqual(
+          await store.acceptAuthCode(request('+966501230004', AT, { counters, countersChecked: true })),
+          refused,
+        );
         assert.equal((await db.sql('select * from outbox')).length, 2);
         assert.deepEqual(
           (await db.sql('select hits from sms_counters')).map((r) => Number(r.hits)),

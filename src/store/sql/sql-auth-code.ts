@@ -1,6 +1,6 @@
 /**
- * AuthCode's write, the same code for SQLite and PostgreSQL: the phone's limits, the counters,
- * then the code stored and its message queued in the outbox in one transaction, so an answered
+ * AuthCode's write, the same code for SQLite and PostgreSQL: the phone's limits, the code stored
+ * and its message queued in the outbox, and the counters, in one transaction, so an answered
  * AuthCode always has a message that some worker will deliver (sql-outbox.ts). SQLite runs the
  * same work without Kysely when it can (sqlite/sqlite-auth-code.ts).
  */
@@ -22,26 +22,28 @@ export class SqlAuthCode {
 
   async acceptAuthCode(request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     // A counter already full refuses without a transaction: during an attack, the refused codes
-    // never queue on the counters' row locks that accepted ones hold.
-    const full = await takeCounters(this.db, request.counters ?? [], true);
-    if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
+    // never queue on the counters' row locks that accepted ones hold. (Redis, when it counts,
+    // refuses them before they come here: no look then.)
+    if (request.countersChecked !== true) {
+      const full = await takeCounters(this.db, request.counters ?? [], true);
+      if (full !== null) return limits.counterRefusal(full, request.at);
+    }
     try {
       return await this.dialect.writeTransaction(this.db, (trx) => this.acceptIn(trx, request));
     } catch (error) {
       // A counter past its limit rolled the transaction back: nothing of this code is kept.
-      if (error instanceof CounterFull)
-        return limits.refusedUntil(error.counter.until.getTime(), request.at, error.counter.reason);
+      if (error instanceof CounterFull) return limits.counterRefusal(error.counter, request.at);
       throw error;
     }
   }
 
-  /** The per-phone limits, then the counters, then the code and its message (not on a dry run). */
+  /** The per-phone limits, then the code and its message, then the counters (a dry run only reads them). */
   private async acceptIn(trx: Kysely<Database>, request: AuthCodeRequest): Promise<AuthCodeOutcome> {
     const at = request.at.toISOString();
     if (request.test === true) {
       // A test number's code: kept as a test code, no message, only its own hourly counter (docs/sms.md).
       const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true);
-      if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
+      if (full !== null) return limits.counterRefusal(full, request.at);
       if (request.dryRun !== true)
         await trx
           .insertInto('auth_codes')
@@ -63,7 +65,7 @@ export class SqlAuthCode {
     if (phoneOutcome?.accepted === true) {
       // A repeat is refused where a new code would be for a counter already full: the same answer.
       const full = await takeCounters(trx, request.counters ?? [], true);
-      return full === null ? phoneOutcome : limits.refusedUntil(full.until.getTime(), request.at, full.reason);
+      return full === null ? phoneOutcome : limits.counterRefusal(full, request.at);
     }
     if (phoneOutcome !== null) {
       if (request.monitorPhone !== true) {
@@ -73,11 +75,14 @@ export class SqlAuthCode {
       monitored = [phoneOutcome.reason];
     }
     const over: CounterLimit[] = [];
-    const full = await takeCounters(trx, request.counters ?? [], request.dryRun === true, over);
-    if (full !== null) return limits.refusedUntil(full.until.getTime(), request.at, full.reason);
-    if (over.length > 0) monitored = [...(monitored ?? []), ...over.map((c) => c.reason)];
-    const outcome: AuthCodeOutcome = monitored === undefined ? limits.ACCEPTED : { accepted: true, monitored };
-    if (request.dryRun === true) return outcome;
+    const outcome = (): AuthCodeOutcome => {
+      const reasons = over.length === 0 ? monitored : [...(monitored ?? []), ...over.map((c) => c.reason)];
+      return reasons === undefined ? limits.ACCEPTED : { accepted: true, monitored: reasons };
+    };
+    if (request.dryRun === true) {
+      const full = await takeCounters(trx, request.counters ?? [], true, over);
+      return full === null ? outcome() : limits.counterRefusal(full, request.at);
+    }
     await trx
       .insertInto('auth_codes')
       .values({ code: request.code, phone: request.phone, created_at: at, country: request.country ?? null })
@@ -97,7 +102,11 @@ export class SqlAuthCode {
         traceparent: request.traceparent ?? null,
       })
       .execute();
-    return outcome;
+    // Counted last (CounterFull rolls the code back): on PostgreSQL a counter's row stays locked
+    // from here to the commit, so the codes of every instance wait on the busiest counter (the
+    // budget's) only for that.
+    await takeCounters(trx, request.counters ?? [], false, over);
+    return outcome();
   }
 
   /** The hourly limit, then the growing wait, then a repeat (auth-code-window.ts); null when none applies. */

@@ -51,15 +51,16 @@ export async function takeCounters(
     }
     return null;
   }
+  // One statement for all: rows are counted (and, on PostgreSQL, locked until commit) in the order given.
+  const rows = await trx
+    .insertInto('sms_counters')
+    .values(counters.map((c) => ({ counter: c.key, hits: 1, expires_at: c.until.toISOString() })))
+    .onConflict((oc) => oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1` }))
+    .returning(['counter', 'hits'])
+    .execute();
+  const hits = new Map(rows.map((r) => [r.counter, Number(r.hits)]));
   for (const counter of counters) {
-    // The row lock taken here (PostgreSQL) holds other instances' codes on this counter until commit.
-    const row = await trx
-      .insertInto('sms_counters')
-      .values({ counter: counter.key, hits: 1, expires_at: counter.until.toISOString() })
-      .onConflict((oc) => oc.column('counter').doUpdateSet({ hits: sql`${sql.ref('sms_counters.hits')} + 1` }))
-      .returning('hits')
-      .executeTakeFirstOrThrow();
-    if (Number(row.hits) <= counter.limit) continue;
+    if ((hits.get(counter.key) ?? 0) <= counter.limit) continue;
     if (counter.monitor !== true) throw new CounterFull(counter);
     over?.push(counter);
   }

@@ -9,6 +9,7 @@ import {
   ACCEPTED,
   backoffRefusal,
   backoffStart,
+  counterRefusal,
   hourlyRefusal,
   isPhoneRefusal,
   isRepeat,
@@ -17,7 +18,6 @@ import {
   phoneRefusalsKey,
   phoneRefusalsUntil,
   REPEAT,
-  refusedUntil,
   repeatStart,
   windowStart,
 } from '../auth-code-window.js';
@@ -87,7 +87,7 @@ export function sqliteAuthCodeWriter(database: SqliteConnection): DirectAuthCode
     let over = monitored;
     for (const c of counters) {
       if (((counterHits.get([c.key]) as { hits: number } | undefined)?.hits ?? 0) < c.limit) continue;
-      if (c.monitor !== true) return refusedUntil(c.until.getTime(), request.at, c.reason);
+      if (c.monitor !== true) return counterRefusal(c, request.at);
       over = [...(over ?? []), c.reason];
     }
     return over === undefined ? ACCEPTED : { accepted: true, monitored: over };

@@ -23,13 +23,18 @@ export interface Launch {
   readonly wrapper?: readonly string[];
   /** How long to wait for its first answer (default 15 s; valgrind needs far longer). */
   readonly upTimeoutMs?: number;
+  /** Another node binary than the one running the bench (bench/memory.ts: Node 22, 24, 26). */
+  readonly node?: string;
+  /** More settings for the service (compare mode). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const launchCommand = (
   core: string | null,
   launch: Launch,
   args: readonly string[],
-): { file: string; args: string[] } => nodeCommand(core, [...(launch.nodeFlags ?? []), ...args], launch.wrapper);
+): { file: string; args: string[] } =>
+  nodeCommand(core, [...(launch.nodeFlags ?? []), ...args], launch.wrapper, launch.node);
 
 /** A SQLite file of the run's, or the database named by BENCH_DATABASE_URL (PostgreSQL) for every server. */
 const dbUrl = (file: string): string => process.env['BENCH_DATABASE_URL'] ?? `sqlite:${file}`;
@@ -82,6 +87,7 @@ export async function startOurs(
     // Stopping between runs need not wait for idle keep-alive connections.
     SIS_SHUTDOWN_GRACE_MS: '0',
     ...AUTH_CODE_LIMITS_OFF,
+    ...options.env,
   };
   if (options.silent === true) env['LOG_LEVEL'] = 'silent';
   const fd = openSync(logFile, 'a');

@@ -128,9 +128,9 @@ export class Traffic {
 
   #read(i: number): { call: Call; check: (binding: Binding, body: Buffer) => boolean } {
     if (i % 4 !== 3) {
-      // Four reads in five ask for one of 500 devices (asked often: each instance has their
+      // Four reads in five ask for one of 100 devices (asked often: each instance has their
       // answers to serve stale), the fifth for any of them.
-      const d = i % 5 === 0 ? (i * 7919) % this.opts.devices : (i * 7919) % 500;
+      const d = i % 5 === 0 ? (i * 7919) % this.opts.devices : (i * 7919) % 100;
       const token = tokenOf(d);
       return {
         call: { kind: 'GetTokenDevice', service: 'PushNotificationMobile', args: { id: `d${d}` } },

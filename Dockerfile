@@ -44,7 +44,7 @@ COPY --from=build --chown=root:root /app/dist/src ./dist/src
 # bench/RESULTS.md); no heap limit, so Node sizes the heap from the container's memory limit. A
 # NODE_OPTIONS given to `docker run -e` replaces this one (docs/operations.md, "Memory").
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--max-semi-space-size=8 \
+    NODE_OPTIONS=--max-semi-space-size=16 \
     PORT=8080 \
     SIS_DATABASE_URL=sqlite:/data/sis.db \
     SIS_LOG_FORMAT=json \

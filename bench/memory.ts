@@ -9,7 +9,7 @@
  *
  * Environment: BENCH_NODES (comma-separated node binaries; default the one running this),
  * BENCH_FLAGS (`;`-separated sets of node flags, each space-separated; an empty set is the
- * runtime's own defaults, `npm start`'s are --max-semi-space-size=8; default `;--max-semi-space-size=8`), BENCH_ONLY (scenario ids regex;
+ * runtime's own defaults, `npm start`'s are --max-semi-space-size=16; default `;--max-semi-space-size=16`), BENCH_ONLY (scenario ids regex;
  * default `^(token-soap11|school1000-soap11)$`), BENCH_COMPARE=1 (ours in compare mode, SAMPLE 1,
  * beside a second instance of ours as the legacy service), BENCH_SECONDS (10), BENCH_ROUNDS (2),
  * BENCH_CONNECTIONS (50), BENCH_LOAD.
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const core = cores(cpus().length);
   pinSelf(core.load);
   const nodes = (process.env['BENCH_NODES'] ?? process.execPath).split(',').filter((n) => n !== '');
-  const flagSets = (process.env['BENCH_FLAGS'] ?? ';--max-semi-space-size=8')
+  const flagSets = (process.env['BENCH_FLAGS'] ?? ';--max-semi-space-size=16')
     .split(';')
     .map((f) => f.split(' ').filter((x) => x !== ''));
   const compare = process.env['BENCH_COMPARE'] === '1';

@@ -13,13 +13,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * A young generation of at most 3 × 8 MiB: Node 24 lets it grow to 3 × 64 MiB, Node 26 to 3 × 32,
- * Node 22 to 3 × 16, which is most of the difference in peak RSS between them and buys no
- * measurable throughput (docs/operations.md, "Memory"). No heap limit is set: Node sizes the old
- * generation from the machine's memory or the container's (cgroup) limit, and a fixed one would
- * override that.
+ * Semi-spaces (the young generation's halves) of at most 16 MiB, Node 22's own: Node 24 lets them
+ * grow to 64 MiB and Node 26 to 32, most of the difference in peak RSS between the runtimes, for
+ * no throughput measured; smaller ones cost an import CPU on Node 22 (docs/operations.md,
+ * "Memory"; bench/RESULTS.md). No heap limit is set: Node sizes the old generation from the
+ * machine's memory or the container's (cgroup) limit, and a fixed one would override that.
  */
-const NODE_FLAGS = ['--max-semi-space-size=8'];
+const NODE_FLAGS = ['--max-semi-space-size=16'];
 
 const chosen = (flag) =>
   process.execArgv.some((a) => a.startsWith(flag)) || (process.env.NODE_OPTIONS ?? '').includes(flag);

@@ -40,7 +40,11 @@ COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist/src ./dist/src
 # SQLite in the volume; JSON logs; a stop that fits the 10 s a container runtime waits by default
 # (requests still running after 8 s are cut; raise both with docker stop -t / terminationGracePeriodSeconds).
+# NODE_OPTIONS: V8's young generation capped as `npm start` caps it (scripts/start.js, measured in
+# bench/RESULTS.md); no heap limit, so Node sizes the heap from the container's memory limit. A
+# NODE_OPTIONS given to `docker run -e` replaces this one (docs/operations.md, "Memory").
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=16 \
     PORT=8080 \
     SIS_DATABASE_URL=sqlite:/data/sis.db \
     SIS_LOG_FORMAT=json \

@@ -12,7 +12,8 @@
  *   thousand requests, and counts taken earlier are mostly the compiler's), BENCH_CONNECTIONS (4),
  *   BENCH_CPU_ROUNDS (3: CPU µs is the median of rounds of BENCH_REQUESTS × 5 each),
  *   BENCH_CALLGRIND=0 (CPU only), BENCH_FUNCTIONS=N (also the N functions of the main thread that
- *   execute most, JavaScript named through node's --perf-basic-prof), BENCH_NICE as for the run.
+ *   execute most, JavaScript named through node's --perf-basic-prof), BENCH_NICE as for the run,
+ *   BENCH_NODE_FLAGS (ours' node flags instead of `npm start`'s; empty: the runtime's own defaults).
  *   Needs valgrind for the counts.
  */
 import { spawnSync } from 'node:child_process';
@@ -25,11 +26,11 @@ import { cores, pinSelf } from './load/processes.js';
 import { sendCount } from './load/request-count.js';
 import { median } from './report/stats.js';
 import { mainDataset } from './scenarios/datasets.js';
-import { TARGETS, pathFor } from './scenarios/scenario.js';
+import { TARGETS, isOurs, pathFor } from './scenarios/scenario.js';
 import type { Scenario, TargetName } from './scenarios/scenario.js';
 import { scenarios } from './scenarios/scenarios.js';
 import { checkOnce } from './targets/http-check.js';
-import { importDataset } from './targets/servers.js';
+import { importDataset, shippedNodeFlags } from './targets/servers.js';
 import type { Server } from './targets/servers.js';
 import { startTarget } from './targets/start-target.js';
 
@@ -83,7 +84,7 @@ async function instructions(c: Context, target: TargetName): Promise<Counted> {
     core: c.core.server,
     db: c.db,
     work: c.work,
-    nodeFlags: functions > 0 ? ['--perf-basic-prof'] : [],
+    nodeFlags: [...flagsOf(target), ...(functions > 0 ? ['--perf-basic-prof'] : [])],
     wrapper: ['valgrind', '--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${out}`],
     upTimeoutMs: 300_000,
   });
@@ -137,10 +138,24 @@ function control(option: '-z' | '-d', pid: number): void {
     throw new Error(`callgrind_control ${option} ${pid} failed: ${r.stderr}${r.stdout}`);
 }
 
+/** Ours runs with `npm start`'s node flags, or BENCH_NODE_FLAGS (space-separated; empty: the runtime's own defaults). */
+function flagsOf(target: TargetName): string[] {
+  if (!isOurs(target)) return [];
+  const given = process.env['BENCH_NODE_FLAGS'];
+  return given === undefined ? shippedNodeFlags() : given.split(' ').filter((f) => f !== '');
+}
+
 /** CPU µs per request: the server's user + system time over the requests, median of the rounds. */
 async function cpuPerRequest(c: Context, target: TargetName): Promise<{ median: number; all: number[] }> {
   const { scenario: s } = c;
-  const server = await startTarget({ target, scenario: s, core: c.core.server, db: c.db, work: c.work, nodeFlags: [] });
+  const server = await startTarget({
+    target,
+    scenario: s,
+    core: c.core.server,
+    db: c.db,
+    work: c.work,
+    nodeFlags: flagsOf(target),
+  });
   const n = requests * 5;
   const all: number[] = [];
   try {

@@ -58,9 +58,10 @@ export function nodeCommand(
   core: string | null,
   args: readonly string[],
   wrapper: readonly string[] = [],
+  node: string = process.execPath,
 ): { file: string; args: string[] } {
-  const node = [...wrapper, process.execPath, ...args];
-  const pinned = core === null ? node : ['taskset', '-c', core, ...node];
+  const argv0 = [...wrapper, node, ...args];
+  const pinned = core === null ? argv0 : ['taskset', '-c', core, ...argv0];
   const argv = NICE !== null && !AUTOGROUP ? ['nice', '-n', NICE, ...pinned] : pinned;
   return { file: argv[0]!, args: argv.slice(1) };
 }

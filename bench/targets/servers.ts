@@ -1,6 +1,15 @@
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DIST, CLI, freePort, nodeCommand, runChild, startChild, waitUntilUp } from '../load/processes.js';
+import {
+  BENCH_DIST,
+  CLI,
+  REPO_ROOT,
+  freePort,
+  nodeCommand,
+  runChild,
+  startChild,
+  waitUntilUp,
+} from '../load/processes.js';
 import type { Child } from '../load/processes.js';
 import { pathFor } from '../scenarios/scenario.js';
 import type { Scenario, TargetName } from '../scenarios/scenario.js';
@@ -23,13 +32,30 @@ export interface Launch {
   readonly wrapper?: readonly string[];
   /** How long to wait for its first answer (default 15 s; valgrind needs far longer). */
   readonly upTimeoutMs?: number;
+  /** Another node binary than the one running the bench (bench/memory.ts: Node 22, 24, 26). */
+  readonly node?: string;
+  /** More settings for the service (compare mode). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const launchCommand = (
   core: string | null,
   launch: Launch,
   args: readonly string[],
-): { file: string; args: string[] } => nodeCommand(core, [...(launch.nodeFlags ?? []), ...args], launch.wrapper);
+): { file: string; args: string[] } =>
+  nodeCommand(core, [...(launch.nodeFlags ?? []), ...args], launch.wrapper, launch.node);
+
+/**
+ * The node flags `npm start` gives the runtime (NODE_FLAGS in scripts/start.js, read from there so
+ * there is one list): ours runs with them unless a launch names its own (`nodeFlags: []` for the
+ * runtime's own defaults).
+ */
+export function shippedNodeFlags(): string[] {
+  const text = readFileSync(join(REPO_ROOT, 'scripts', 'start.js'), 'utf8');
+  const list = /^const NODE_FLAGS = \[(.*)\];$/m.exec(text)?.[1];
+  if (list === undefined) throw new Error('scripts/start.js has no `const NODE_FLAGS = [...];` line');
+  return [...list.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+}
 
 /** A SQLite file of the run's, or the database named by BENCH_DATABASE_URL (PostgreSQL) for every server. */
 const dbUrl = (file: string): string => process.env['BENCH_DATABASE_URL'] ?? `sqlite:${file}`;
@@ -60,7 +86,8 @@ export const AUTH_CODE_LIMITS_OFF: Readonly<Record<string, string>> = {
 };
 
 /**
- * Our service, started as `npm start` starts it: `sis serve` with its defaults, logging at info,
+ * Our service, started as `npm start` starts it: `sis serve` with its defaults and node's flags of
+ * scripts/start.js (shippedNodeFlags), logging at info,
  * one JSON line per request to stdout, which is a file here (`logFile`, as a supervisor gives
  * it); only what a benchmark must set is set (port, database, no demo data, no hourly limit).
  * `silent` adds LOG_LEVEL=silent, for what the access log costs.
@@ -82,11 +109,13 @@ export async function startOurs(
     // Stopping between runs need not wait for idle keep-alive connections.
     SIS_SHUTDOWN_GRACE_MS: '0',
     ...AUTH_CODE_LIMITS_OFF,
+    ...options.env,
   };
   if (options.silent === true) env['LOG_LEVEL'] = 'silent';
   const fd = openSync(logFile, 'a');
   const target = options.silent === true ? 'ours-silent' : 'ours';
-  const child = startChild(target, launchCommand(core, options, [CLI, 'serve']), env, fd);
+  const launch = { ...options, nodeFlags: options.nodeFlags ?? shippedNodeFlags() };
+  const child = startChild(target, launchCommand(core, launch, [CLI, 'serve']), env, fd);
   closeSync(fd);
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(child, `${base}/PushNotificationMobile.asmx?WSDL`, options.upTimeoutMs);

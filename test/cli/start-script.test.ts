@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -34,8 +34,27 @@ function checkout(built: boolean): string {
   return dir;
 }
 
-const run = (dir: string) =>
-  spawnSync(process.execPath, [join(dir, 'scripts', 'start.js'), 'serve'], { encoding: 'utf8', cwd: dir });
+const run = (dir: string, env: NodeJS.ProcessEnv = process.env) =>
+  spawnSync(process.execPath, [join(dir, 'scripts', 'start.js'), 'serve'], { encoding: 'utf8', cwd: dir, env });
+
+/** The NODE_OPTIONS a deployment file sets (the image's ENV, the unit's Environment=). */
+function nodeOptionsOf(file: string): string {
+  const found = /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(join(repoRoot, file), 'utf8'));
+  assert.ok(found, `${file} sets NODE_OPTIONS`);
+  return found[1]!;
+}
+
+/**
+ * A built CLI that reports what it runs with: node's own flags, and how large V8 let the young
+ * generation grow while short-lived objects were made (a semi-space is half of new_space).
+ */
+const REPORTING_MAIN = `
+import v8 from 'node:v8';
+let keep = [];
+for (let i = 0; i < 3e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep = []; }
+const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+process.stdout.write(JSON.stringify({ execArgv: process.execArgv, pid: process.pid, youngMiB: young / 2 ** 20 }));
+`;
 
 describe('scripts/start.js (npm start)', () => {
   it('stops in one line naming `npm run build` when nothing is built', () => {
@@ -66,5 +85,31 @@ describe('scripts/start.js (npm start)', () => {
       'sis: the build in dist/ is older than src/cli/a.ts: run `npm run build` to use the change\n',
     );
     assert.equal(r.stdout, 'started serve');
+  });
+
+  it('starts node with the V8 settings of the image and the unit, in the same process, young generation bounded', () => {
+    const dir = checkout(true);
+    writeFileSync(join(dir, 'dist', 'src', 'cli', 'main.js'), REPORTING_MAIN);
+    const env = { ...process.env };
+    delete env['NODE_OPTIONS'];
+    const r = run(dir, env);
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { execArgv: string[]; pid: number; youngMiB: number };
+    const shipped = nodeOptionsOf('Dockerfile');
+    assert.equal(nodeOptionsOf('deploy/systemd/sis.service'), shipped);
+    assert.deepEqual(report.execArgv, shipped.split(' '));
+    assert.equal(report.pid, r.pid, 'the same process (execve), not a child');
+    // --max-semi-space-size=16: new_space (both semi-spaces) at most 32 MiB; Node 24 alone grows it to 128.
+    assert.ok(report.youngMiB <= 32, `young generation ${report.youngMiB} MiB`);
+  });
+
+  it('leaves the V8 settings to NODE_OPTIONS when it names them', () => {
+    const dir = checkout(true);
+    writeFileSync(join(dir, 'dist', 'src', 'cli', 'main.js'), REPORTING_MAIN);
+    const r = run(dir, { ...process.env, NODE_OPTIONS: '--max-semi-space-size=2' });
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { execArgv: string[]; youngMiB: number };
+    assert.deepEqual(report.execArgv, []);
+    assert.ok(report.youngMiB <= 4, `young generation ${report.youngMiB} MiB`);
   });
 });

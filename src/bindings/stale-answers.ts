@@ -107,8 +107,11 @@ export class StaleAnswers {
   answer(key: string, cause: unknown, seen: VersionSeen | null): Reply | undefined {
     const entry = this.#shared.get(key) ?? this.#single.get(key);
     if (entry === undefined) return undefined;
-    // The database unavailable, or too many calls already waiting for it (the bound answers at once).
-    if (databaseCondition(cause) !== 'unavailable' && errorCode(cause) !== 'ERR_DB_BUSY') return undefined;
+    // The database unavailable, or too many calls already waiting for it (the bound answers at once),
+    // or only a read-only server reachable (a switchover: the service keeps no connection to it).
+    const condition = databaseCondition(cause);
+    if (condition !== 'unavailable' && condition !== 'read-only' && errorCode(cause) !== 'ERR_DB_BUSY')
+      return undefined;
     let knownAt = entry.at;
     if (entry.version !== null) {
       // The data changed after it was made (or no read tells): it may not be today's answer.

@@ -14,7 +14,7 @@ import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
 import { countedStore } from '../observe/counted-store.js';
-import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
+import { noteDatabaseFailure, noteDatabaseWritable, watchDatabase } from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { createMetrics } from '../observe/metrics.js';
@@ -350,6 +350,7 @@ async function openOwnStore(
     maxWaiting: config.databaseMaxWaiting,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
+    onWritableAgain: () => noteDatabaseWritable(health),
     onBackgroundError: (err) => {
       if (!noteDatabaseFailure(health, err))
         log.warn({ err }, 'database connection error (the pool replaces the connection)');

@@ -47,6 +47,14 @@ export function noteDatabaseFailure(health: DependencyHealth, error: unknown, st
   }
 }
 
+/**
+ * A writable server found again after a read-only one (PostgreSQL, a switchover's end): the writes'
+ * read-only state ends (after its settling second), not a full disk's.
+ */
+export function noteDatabaseWritable(health: DependencyHealth): void {
+  if (health.databaseWrites.problem === READ_ONLY) health.databaseWrites.worked();
+}
+
 /** The database did not answer (a readiness ping begun at `startedAt`): unavailable, whatever the error. */
 export function noteDatabaseDown(health: DependencyHealth, error: unknown, startedAt: number): void {
   if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error, startedAt))

@@ -37,6 +37,8 @@ export interface DeadlineOptions {
   readonly setting?: string;
   /** The pause between probes while the database is unavailable (default 500 ms). */
   readonly probeIntervalMs?: number;
+  /** The probe got a writable connection after the server was found read-only. */
+  readonly onWritableAgain?: () => void;
 }
 
 /** A query the database did not answer within its deadline: its connection was destroyed. */
@@ -168,7 +170,11 @@ export class DeadlinePool implements PostgresPool {
         const client = new DeadlineClient(pooled, this);
         try {
           await client.timed(() => pooled.query('select 1'));
+          // Every new connection is judged writable (postgres-hosts.ts): writes work again, even
+          // on an instance no write reaches soon.
+          const wasReadOnly = this.#readOnly !== null;
           this.#close();
+          if (wasReadOnly) this.options.onWritableAgain?.();
         } finally {
           client.release();
         }

@@ -144,7 +144,8 @@ class Host {
   /** Hands out `client`: its release closes it once retired. */
   lend(client: PoolClient, writable: boolean): PoolClient {
     this.#busy.add(client);
-    const release = client.release.bind(client);
+    // pg-pool's release is a closure of its own (no `this`), made anew at each checkout.
+    const release = client.release;
     client.release = (error?: Error | boolean) => {
       this.#busy.delete(client);
       release(error ?? (this.retired.has(client) ? true : undefined));
@@ -187,7 +188,14 @@ export class HostPool implements ConnectionSource {
     return this.#hosts.map((h) => h.where).join(',');
   }
 
-  async connect(): Promise<PoolClient> {
+  connect(): Promise<PoolClient> {
+    // One host (the usual URL): its pool's own time-out bounds the wait; no timer, no list per call.
+    if (this.#hosts.length === 1 && this.session.sessionAttrs !== 'prefer-standby')
+      return this.#take(this.#hosts[0]!, this.session.sessionAttrs, 0);
+    return this.#connectToList();
+  }
+
+  async #connectToList(): Promise<PoolClient> {
     const deadline = Date.now() + this.options.connectionTimeoutMillis;
     const wanted = this.session.sessionAttrs;
     const failures: unknown[] = [];
@@ -252,10 +260,10 @@ export class HostPool implements ConnectionSource {
     return [this.#last, ...all.filter((i) => i !== this.#last)];
   }
 
-  /** A connection to `host` that fits `want`, within `ms`; a new one checked first. */
+  /** A connection to `host` that fits `want`, within `ms` (0: the pool's own time-out); a new one checked first. */
   async #take(host: Host, want: Exclude<SessionAttrs, 'prefer-standby'>, ms: number): Promise<PoolClient> {
     for (;;) {
-      const client = await within(host.pool.connect(), ms, host.where);
+      const client = await (ms === 0 ? host.pool.connect() : within(host.pool.connect(), ms, host.where));
       const watched = (client as WatchedClient)[WATCHED];
       if (host.retired.has(client)) {
         // Handed out from the idle list before its close was seen: close it, take another.

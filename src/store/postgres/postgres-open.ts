@@ -63,6 +63,7 @@ export async function openPostgres(target: PostgresLocation, options: OpenStoreO
       ? new DeadlinePool(pool, {
           queryTimeoutMs,
           maxWaiting: options.maxWaiting ?? 100,
+          ...(options.onWritableAgain === undefined ? {} : { onWritableAgain: options.onWritableAgain }),
           ...(options.queryTimeoutSetting === undefined ? {} : { setting: options.queryTimeoutSetting }),
         })
       : null;

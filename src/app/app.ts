@@ -14,7 +14,12 @@ import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
 import { countedStore } from '../observe/counted-store.js';
-import { noteDatabaseFailure, noteDatabaseWritable, watchDatabase } from '../observe/database-watch.js';
+import {
+  noteDatabaseFailure,
+  noteDatabaseWritable,
+  tellClockDifference,
+  watchDatabase,
+} from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { createMetrics } from '../observe/metrics.js';
@@ -38,7 +43,6 @@ import { openStore } from '../store/open/open-store.js';
 import type { OpenStoreOptions } from '../store/open/open-store.js';
 import type { OutboxStore } from '../store/outbox-types.js';
 import type { RetentionStore } from '../store/retention-types.js';
-import type { SqlStore } from '../store/sql/sql-store.js';
 import type { ServiceStore, Store } from '../store/store.js';
 import { listen } from './listen.js';
 import { startSmsGuard } from './sms-guard-start.js';
@@ -307,30 +311,6 @@ function startPruner(config: Config, log: Logger, retention: RetentionStore): Pr
   return pruner;
 }
 
-/** How far apart this host's clock and the database server's may be before the service says so. */
-const CLOCK_TELL_MS = 1000;
-
-/**
- * Tells, once at start, a large difference between this host's clock and the database server's:
- * nothing is refused for it (AuthCode's deadline is measured on the server's clock alone,
- * migration 13), but the times this instance writes (auth_codes.created_at, the outbox's, the log's)
- * differ from the database's own. /readyz says it too.
- */
-async function tellClock(store: SqlStore, health: DependencyHealth, log: Logger): Promise<void> {
-  let offset: number | null;
-  try {
-    offset = await store.serverClockOffsetMs();
-  } catch {
-    return; // the database went again; its state says so
-  }
-  if (offset === null || Math.abs(offset) < CLOCK_TELL_MS) return;
-  health.clock = `this host's clock is ${(Math.abs(offset) / 1000).toFixed(1)} s ${offset > 0 ? 'behind' : 'ahead of'} the database server's`;
-  log.warn(
-    { clockOffsetMs: offset },
-    `${health.clock}: no write is refused for it (AuthCode's deadline is measured on the server's clock), but the times this instance writes differ from the database's; synchronise the clocks (NTP: chrony, systemd-timesyncd)`,
-  );
-}
-
 /**
  * SQLite opens at once (a local file). PostgreSQL may not be up yet: the service starts anyway,
  * answers the documented server fault and reports not ready (/readyz) while it retries with
@@ -395,7 +375,7 @@ async function openOwnStore(
   store.opened.then(
     (ready) => {
       health.database.worked();
-      void tellClock(ready, health, log);
+      void tellClockDifference(ready, health, log);
       return loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded'));
     },
     // Opened later, then refused (the server came up, but with another password): the process

@@ -190,8 +190,18 @@ export class HostPool implements ConnectionSource {
 
   connect(): Promise<PoolClient> {
     // One host (the usual URL): its pool's own time-out bounds the wait; no timer, no list per call.
-    if (this.#hosts.length === 1 && this.session.sessionAttrs !== 'prefer-standby')
-      return this.#take(this.#hosts[0]!, this.session.sessionAttrs, 0);
+    if (this.#hosts.length === 1 && this.session.sessionAttrs !== 'prefer-standby') {
+      const host = this.#hosts[0]!;
+      const want = this.session.sessionAttrs;
+      // A pooled connection already judged and not retired (nearly every call) goes out as it is.
+      return host.pool
+        .connect()
+        .then((client) =>
+          (client as WatchedClient)[WATCHED].onReadOnly !== null && !host.retired.has(client)
+            ? host.lend(client, want === 'read-write' || want === 'primary')
+            : this.#judge(host, want, 0, client),
+        );
+    }
     return this.#connectToList();
   }
 
@@ -262,8 +272,26 @@ export class HostPool implements ConnectionSource {
 
   /** A connection to `host` that fits `want`, within `ms` (0: the pool's own time-out); a new one checked first. */
   async #take(host: Host, want: Exclude<SessionAttrs, 'prefer-standby'>, ms: number): Promise<PoolClient> {
-    for (;;) {
-      const client = await (ms === 0 ? host.pool.connect() : within(host.pool.connect(), ms, host.where));
+    return this.#judge(
+      host,
+      want,
+      ms,
+      await (ms === 0 ? host.pool.connect() : within(host.pool.connect(), ms, host.where)),
+    );
+  }
+
+  /** `client` of `host`'s pool lent if it fits `want` (a new one judged first), else closed and another taken. */
+  async #judge(
+    host: Host,
+    want: Exclude<SessionAttrs, 'prefer-standby'>,
+    ms: number,
+    first: PoolClient,
+  ): Promise<PoolClient> {
+    for (
+      let client = first;
+      ;
+      client = await (ms === 0 ? host.pool.connect() : within(host.pool.connect(), ms, host.where))
+    ) {
       const watched = (client as WatchedClient)[WATCHED];
       if (host.retired.has(client)) {
         // Handed out from the idle list before its close was seen: close it, take another.

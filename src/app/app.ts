@@ -15,7 +15,12 @@ import { createHttpServer } from '../http/server.js';
 import type { ServerState } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
 import { countedStore } from '../observe/counted-store.js';
-import { noteDatabaseFailure, watchDatabase } from '../observe/database-watch.js';
+import {
+  noteDatabaseFailure,
+  noteDatabaseWritable,
+  tellClockDifference,
+  watchDatabase,
+} from '../observe/database-watch.js';
 import { DependencyHealth } from '../observe/dependency-health.js';
 import type { Problem } from '../observe/dependency-health.js';
 import { createMetrics } from '../observe/metrics.js';
@@ -344,6 +349,7 @@ async function openOwnStore(
     maxWaiting: config.databaseMaxWaiting,
     ...(config.databaseStatementTimeoutMs === null ? {} : { statementTimeoutMs: config.databaseStatementTimeoutMs }),
     // A lost connection (the pool replaces it) is a database state change, logged once with the rest.
+    onWritableAgain: () => noteDatabaseWritable(health),
     onBackgroundError: (err) => {
       if (!noteDatabaseFailure(health, err))
         log.warn({ err }, 'database connection error (the pool replaces the connection)');
@@ -388,6 +394,7 @@ async function openOwnStore(
   store.opened.then(
     (ready) => {
       health.database.worked();
+      void tellClockDifference(ready, health, log);
       return loadDemo(ready).catch((err: unknown) => log.error({ err }, 'demo data could not be loaded'));
     },
     // Opened later, then refused (the server came up, but with another password): the process

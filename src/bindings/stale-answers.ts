@@ -167,8 +167,11 @@ export class StaleAnswers {
    * unavailable and an answer for `key` was known current within maxAgeMs.
    */
   answer(key: string, cause: unknown): Reply | undefined {
-    // The database unavailable, or too many calls already waiting for it (the bound answers at once).
-    if (databaseCondition(cause) !== 'unavailable' && errorCode(cause) !== 'ERR_DB_BUSY') return undefined;
+    // The database unavailable, or too many calls already waiting for it (the bound answers at once),
+    // or only a read-only server reachable (a switchover: the service keeps no connection to it).
+    const condition = databaseCondition(cause);
+    if (condition !== 'unavailable' && condition !== 'read-only' && errorCode(cause) !== 'ERR_DB_BUSY')
+      return undefined;
     return this.late(key);
   }
 

@@ -3,6 +3,7 @@
  * is unreachable, full or read-only changes the state (logged once, dependency-health.ts);
  * a call that succeeds ends it.
  */
+import type { Logger } from '../logging/logger.js';
 import { databaseCondition } from '../store/db-errors.js';
 import type { StoreObserver } from './counted-store.js';
 import type { DependencyHealth, Problem } from './dependency-health.js';
@@ -47,6 +48,14 @@ export function noteDatabaseFailure(health: DependencyHealth, error: unknown, st
   }
 }
 
+/**
+ * A writable server found again after a read-only one (PostgreSQL, a switchover's end): the writes'
+ * read-only state ends (after its settling second), not a full disk's.
+ */
+export function noteDatabaseWritable(health: DependencyHealth): void {
+  if (health.databaseWrites.problem === READ_ONLY) health.databaseWrites.worked();
+}
+
 /** The database did not answer (a readiness ping begun at `startedAt`): unavailable, whatever the error. */
 export function noteDatabaseDown(health: DependencyHealth, error: unknown, startedAt: number): void {
   if (databaseCondition(error) !== 'unavailable' || !noteDatabaseFailure(health, error, startedAt))
@@ -70,4 +79,32 @@ export function watchDatabase(health: DependencyHealth): StoreObserver & { wrote
       noteDatabaseFailure(health, error, startedAt);
     },
   };
+}
+
+/** How far apart this host's clock and the database server's may be before the service says so. */
+const CLOCK_TELL_MS = 1000;
+
+/**
+ * Tells, once at start, a large difference between this host's clock and the database server's:
+ * nothing is refused for it (AuthCode's deadline is measured on the server's clock alone,
+ * migration 13), but the times this instance writes (auth_codes.created_at, the outbox's, the log's)
+ * differ from the database's own. /readyz says it too.
+ */
+export async function tellClockDifference(
+  store: { serverClockOffsetMs(): Promise<number | null> },
+  health: DependencyHealth,
+  log: Logger,
+): Promise<void> {
+  let offset: number | null;
+  try {
+    offset = await store.serverClockOffsetMs();
+  } catch {
+    return; // the database went again; its state says so
+  }
+  if (offset === null || Math.abs(offset) < CLOCK_TELL_MS) return;
+  health.clock = `this host's clock is ${(Math.abs(offset) / 1000).toFixed(1)} s ${offset > 0 ? 'behind' : 'ahead of'} the database server's`;
+  log.warn(
+    { clockOffsetMs: offset },
+    `${health.clock}: no write is refused for it (AuthCode's deadline is measured on the server's clock), but the times this instance writes differ from the database's; synchronise the clocks (NTP: chrony, systemd-timesyncd)`,
+  );
 }

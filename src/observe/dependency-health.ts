@@ -148,6 +148,8 @@ export class DependencyHealth {
   readonly smsGateway: Dependency;
   /** The legacy ASMX service beside this one (SIS_SHADOW), when it does not answer. */
   readonly legacy: Dependency;
+  /** This host's clock against the database server's, when they differ enough to tell (app.ts); /readyz says it. */
+  clock: string | null = null;
 
   constructor(log: Logger) {
     this.database = new Dependency('database', log);

@@ -56,8 +56,13 @@ export class OpsEndpoints {
       if (problem !== null)
         return sendText(res, req, 503, 'text/plain; charset=utf-8', `not ready: ${problem}\n`, requestId);
       // Ready, but say what the service is working around (the database, Redis, the SMS gateway, …).
-      const degraded = this.options.health.degraded();
-      const text = degraded.length === 0 ? 'ready\n' : `ready (degraded: ${degraded.join(', ')})\n`;
+      const { health } = this.options;
+      const degraded = health.degraded();
+      const notes = [
+        ...(degraded.length === 0 ? [] : [`degraded: ${degraded.join(', ')}`]),
+        ...(health.clock === null ? [] : [`clock: ${health.clock}`]),
+      ];
+      const text = notes.length === 0 ? 'ready\n' : `ready (${notes.join('; ')})\n`;
       return sendText(res, req, 200, 'text/plain; charset=utf-8', text, requestId);
     }
     try {

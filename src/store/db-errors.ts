@@ -22,9 +22,21 @@ const TRANSIENT_ERRNO = new Set([
 /**
  * PostgreSQL SQLSTATEs that time cures: server shutting down or starting (57P01-57P03), too many
  * connections (53300), out of resources (53000, 53100, 53200), serialization failure and deadlock
- * (two instances migrating at once lose to each other once).
+ * (two instances migrating at once lose to each other once), and a read-only server where a
+ * writable one was asked for (25006: a switchover's standby, until the address moves or it is promoted).
  */
-const TRANSIENT_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53000', '53100', '53200', '53300', '40001', '40P01']);
+const TRANSIENT_SQLSTATE = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '40001',
+  '40P01',
+  '25006',
+]);
 
 /** True for failures worth retrying: the database is unreachable, restarting, or busy. */
 export function isTransientDatabaseError(error: unknown): boolean {

@@ -27,6 +27,11 @@ export interface OpenStoreOptions {
    */
   readonly onBackgroundError?: (error: Error) => void;
   /**
+   * PostgreSQL, with queryTimeoutMs: a writable server found again after only read-only ones were
+   * (a switchover's end: the probe's new connection was judged writable), before any write tells it.
+   */
+  readonly onWritableAgain?: () => void;
+  /**
    * "apply" (default): create the database and apply missing migrations. "require": change nothing,
    * refuse a database that does not exist or is not at this program's schema version.
    */

@@ -4,7 +4,9 @@
  * query is in flight when the connection dies, or keep the database's answers back a while (the
  * query has run, its client still waits), or partition the network: `pause` stops forwarding both
  * ways while every connection stays open and new ones are accepted without an answer (neither
- * forwarded nor closed, as when packets are dropped), `resume` forwards again.
+ * forwarded nor closed, as when packets are dropped), `resume` forwards again. Or an address that
+ * moves (a DNS name, a Kubernetes Service, a balancer after a switchover): `moveTo` sends new
+ * connections to another target and leaves the open ones where they are.
  */
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -25,9 +27,15 @@ export class TcpProxy {
   #waiting: Socket[] = [];
 
   constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
+    private targetHost: string,
+    private targetPort: number,
   ) {}
+
+  /** New connections go to `host:port` from now; those open stay with the old target. */
+  moveTo(host: string, port: number): void {
+    this.targetHost = host;
+    this.targetPort = port;
+  }
 
   get port(): number {
     return this.#port;

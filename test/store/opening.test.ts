@@ -75,12 +75,51 @@ describe('opening', () => {
       dialect: 'postgres',
       connectionString: 'postgresql://u:p@h/db?sslmode=require',
       schema: 'a b',
+      hosts: [{ where: 'h:5432', connectionString: 'postgresql://u:p@h/db?sslmode=require' }],
+      sessionAttrs: null,
+      loadBalance: false,
     });
     assert.deepEqual(parseDatabaseUrl('postgres://h/db'), {
       dialect: 'postgres',
       connectionString: 'postgres://h/db',
       schema: null,
+      hosts: [{ where: 'h:5432', connectionString: 'postgres://h/db' }],
+      sessionAttrs: null,
+      loadBalance: false,
     });
+    // libpq's host list (issue 44): each host a URL of its own; its parameters taken out.
+    assert.deepEqual(
+      parseDatabaseUrl(
+        'postgres://u:p%40ss@a.example:5433,[::1]:5434,b/db?target_session_attrs=read-write&load_balance_hosts=random&sslmode=require',
+      ),
+      {
+        dialect: 'postgres',
+        connectionString: 'postgres://u:p%40ss@a.example:5433/db?sslmode=require',
+        schema: null,
+        hosts: [
+          { where: 'a.example:5433', connectionString: 'postgres://u:p%40ss@a.example:5433/db?sslmode=require' },
+          { where: '[::1]:5434', connectionString: 'postgres://u:p%40ss@[::1]:5434/db?sslmode=require' },
+          { where: 'b:5432', connectionString: 'postgres://u:p%40ss@b/db?sslmode=require' },
+        ],
+        sessionAttrs: 'read-write',
+        loadBalance: true,
+      },
+    );
+    for (const attrs of ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'])
+      assert.equal(
+        (parseDatabaseUrl(`postgres://a,b/db?target_session_attrs=${attrs}`) as { sessionAttrs: string }).sessionAttrs,
+        attrs,
+      );
+    assert.throws(
+      () => parseDatabaseUrl('postgres://a,b/db?target_session_attrs=master'),
+      /target_session_attrs=master/,
+    );
+    assert.throws(() => parseDatabaseUrl('postgres://a,b/db?load_balance_hosts=yes'), /load_balance_hosts=yes/);
+    assert.throws(() => parseDatabaseUrl('postgres://a,,b/db'), /empty host/);
+    assert.equal(
+      redactDatabaseUrl('postgres://u:secret@a:5432,b:5432/db?target_session_attrs=read-write'),
+      'postgres://u:***@a:5432,b:5432/db?target_session_attrs=read-write',
+    );
     assert.throws(() => parseDatabaseUrl('mysql://h/db'), /unsupported database URL scheme "mysql:"/);
     assert.throws(() => parseDatabaseUrl('sqlite:'), /no database file/);
     assert.equal(redactDatabaseUrl('postgres://u:secret@h:5432/db'), 'postgres://u:***@h:5432/db');

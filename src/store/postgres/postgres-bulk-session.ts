@@ -6,11 +6,11 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { Pool } from 'pg';
 import type { CopyIn, WithBulkSession } from '../import/bulk-session.js';
 import { postgres } from './postgres-dialect.js';
+import type { ConnectionSource } from './postgres-hosts.js';
 
-export function postgresBulkSession(pool: Pool): WithBulkSession {
+export function postgresBulkSession(pool: ConnectionSource): WithBulkSession {
   return async (work) => {
     const { from: copyFrom } = await import('pg-copy-streams');
     const client = await pool.connect();

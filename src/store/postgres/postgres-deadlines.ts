@@ -9,7 +9,8 @@
  * - A query not answered within `queryTimeoutMs` fails, and its connection is destroyed (as pg-pool
  *   destroys one that does not connect in time), so the pool is whole again when the network is.
  * - A transaction (Kysely's plain `begin`) must end within `queryTimeoutMs` of its begin, and tells
- *   the server so: `sis.commit_by` (this host's clock), which migration 12's deferred trigger
+ *   the server so: `sis.commit_within` (ms from the transaction's start, by the server's own clock:
+ *   no difference between the hosts' clocks refuses a write), which migration 13's deferred trigger
  *   checks at COMMIT on auth_codes. A COMMIT that reaches the server after we gave up (sent into
  *   a partition, delivered when it ends) rolls back instead of storing a code nobody was told of;
  *   and idle_in_transaction_session_timeout, so the server ends a transaction we abandoned.
@@ -17,10 +18,15 @@
  *   (ERR_DB_UNAVAILABLE, the database unavailable: reads answer their stale answers) without
  *   touching the pool, while one probe at a time (`select 1` on a pooled connection, under the
  *   same deadlines) finds out when it is back. Any answer closes it.
+ * - A server found read-only (a standby where the primary was: a switchover, postgres-hosts.ts)
+ *   opens it too, each call failing at once with 25006 naming that server, until the probe gets a
+ *   connection to a writable one: only the probe closes it then.
  */
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import type { Pool, PoolClient, QueryArrayConfig, QueryArrayResult } from 'pg';
-import { databaseCondition } from '../db-errors.js';
+import type { PoolClient, QueryArrayConfig, QueryArrayResult } from 'pg';
+import { databaseCondition, errorCode } from '../db-errors.js';
+import type { ConnectionSource } from './postgres-hosts.js';
+import { ServerSessionError } from './postgres-hosts.js';
 
 export interface DeadlineOptions {
   /** The longest a query, and a transaction from begin to commit, waits for its answer (ms). */
@@ -31,6 +37,8 @@ export interface DeadlineOptions {
   readonly setting?: string;
   /** The pause between probes while the database is unavailable (default 500 ms). */
   readonly probeIntervalMs?: number;
+  /** The probe got a writable connection after the server was found read-only. */
+  readonly onWritableAgain?: () => void;
 }
 
 /** A query the database did not answer within its deadline: its connection was destroyed. */
@@ -48,7 +56,7 @@ export class DatabaseBusyError extends Error {
   readonly code = 'ERR_DB_BUSY';
 }
 
-/** The share of the deadline a COMMIT must reach the server before: its answer's way back, and the hosts' clocks' difference. */
+/** The share of the deadline a COMMIT must reach the server before: its answer's way back. */
 const COMMIT_MARGIN = 4;
 
 /** The pg pool behind its deadlines and breaker, shaped as Kysely's PostgresDialect takes a pool. */
@@ -56,12 +64,14 @@ export class DeadlinePool implements PostgresPool {
   #waiting = 0;
   /** Since when the breaker is open (ms since the epoch), null while closed. */
   #downSince: number | null = null;
+  /** Why it is open: the server found read-only (only a probe's connection closes it then), or null: not answering. */
+  #readOnly: ServerSessionError | null = null;
   #probing = false;
   #probeTimer: NodeJS.Timeout | undefined;
   #ended = false;
 
   constructor(
-    readonly pool: Pool,
+    readonly pool: ConnectionSource,
     readonly options: DeadlineOptions,
   ) {}
 
@@ -86,6 +96,15 @@ export class DeadlinePool implements PostgresPool {
   }
 
   #connect(): Promise<PoolClient> {
+    if (this.#downSince !== null && this.#readOnly !== null)
+      return Promise.reject(
+        new ServerSessionError(
+          `${this.#readOnly.message} (since ${new Date(this.#downSince).toISOString()}; not asked again until a probe finds a writable server)`,
+          '25006',
+          this.#readOnly.where,
+          { cause: this.#readOnly },
+        ),
+      );
     if (this.#downSince !== null)
       return Promise.reject(
         new DatabaseUnavailableError(
@@ -106,23 +125,39 @@ export class DeadlinePool implements PostgresPool {
       },
       (error: unknown) => {
         this.#waiting--;
-        if (databaseCondition(error) === 'unavailable') this.tripped();
+        const condition = databaseCondition(error);
+        if (condition === 'unavailable') this.tripped();
+        else if (condition === 'read-only' && error instanceof ServerSessionError) this.tripped(error);
         throw error;
       },
     );
   }
 
-  /** A deadline passed or a connection was refused: calls fail at once until a probe gets an answer. */
-  tripped(): void {
-    if (this.#downSince !== null || this.#ended) return;
+  /**
+   * A deadline passed or a connection was refused (or, with `readOnly`, a new connection found its
+   * server read-only): calls fail at once until a probe gets an answer (a writable connection).
+   */
+  tripped(readOnly: ServerSessionError | null = null): void {
+    if (this.#ended) return;
+    if (this.#downSince !== null) {
+      // Still out, for the latest reason (a stopped primary back as a standby).
+      this.#readOnly = readOnly;
+      return;
+    }
     this.#downSince = Date.now();
+    this.#readOnly = readOnly;
     this.#probe();
   }
 
-  /** An answer came: the database answers. */
+  /** An answer came: the database answers (a server found read-only waits for the probe). */
   answered(): void {
-    if (this.#downSince === null) return;
+    if (this.#downSince === null || this.#readOnly !== null) return;
+    this.#close();
+  }
+
+  #close(): void {
     this.#downSince = null;
+    this.#readOnly = null;
     clearTimeout(this.#probeTimer);
   }
 
@@ -135,11 +170,20 @@ export class DeadlinePool implements PostgresPool {
         const client = new DeadlineClient(pooled, this);
         try {
           await client.timed(() => pooled.query('select 1'));
+          // Every new connection is judged writable (postgres-hosts.ts): writes work again, even
+          // on an instance no write reaches soon.
+          const wasReadOnly = this.#readOnly !== null;
+          this.#close();
+          if (wasReadOnly) this.options.onWritableAgain?.();
         } finally {
           client.release();
         }
       })
-      .catch(() => undefined)
+      .catch((error: unknown) => {
+        // The server answered, but is not the primary (yet): calls say so meanwhile.
+        if (error instanceof ServerSessionError && error.code === '25006') this.#readOnly = error;
+        else if (databaseCondition(error) === 'unavailable') this.#readOnly = null;
+      })
       .finally(() => {
         this.#probing = false;
         if (this.#downSince === null || this.#ended) return;
@@ -171,11 +215,14 @@ class DeadlineClient implements PostgresPoolClient {
     const { client } = this;
     if (sql === 'begin') {
       // The server is told the deadline with the begin (one round trip): see migration 12.
-      this.#transactionEnds = Date.now() + this.guard.options.queryTimeoutMs;
-      const commitBy = this.#transactionEnds - Math.floor(this.guard.options.queryTimeoutMs / COMMIT_MARGIN);
+      const { queryTimeoutMs } = this.guard.options;
+      this.#transactionEnds = Date.now() + queryTimeoutMs;
+      // A duration from the transaction's start, which the server measures on its own clock
+      // (migration 13): an instant of ours would be read against a clock that may differ.
+      const commitWithin = queryTimeoutMs - Math.floor(queryTimeoutMs / COMMIT_MARGIN);
       // Transaction-local (PgBouncer's transaction pooling keeps it); the server also ends the
       // transaction if we leave it idle past the deadline, so its locks do not hold other instances.
-      const local = `select set_config('sis.commit_by', '${commitBy}', true), set_config('idle_in_transaction_session_timeout', '${this.guard.options.queryTimeoutMs}', true)`;
+      const local = `select set_config('sis.commit_within', '${commitWithin}', true), set_config('idle_in_transaction_session_timeout', '${queryTimeoutMs}', true)`;
       return this.timed(() => client.query(`begin; ${local}`)).then((result) => first<R>(result));
     }
     const ends = sql === 'commit' || sql === 'rollback';
@@ -213,7 +260,11 @@ class DeadlineClient implements PostgresPoolClient {
         },
         (error: unknown) => {
           clearTimeout(timer);
-          reject(error as Error);
+          reject(
+            errorCode(error) === '25006' && !(error instanceof ServerSessionError)
+              ? readOnlyAnswer(this.client, error)
+              : (error as Error),
+          );
         },
       );
     });
@@ -223,6 +274,18 @@ class DeadlineClient implements PostgresPoolClient {
     // With an error, pg-pool removes the connection instead of handing it out again.
     this.client.release(this.#expired ?? undefined);
   }
+}
+
+/** A 25006 answer, saying which server gave it (postgres-hosts.ts has retired its connections). */
+function readOnlyAnswer(client: PoolClient, error: unknown): ServerSessionError {
+  const { host, port } = client as unknown as { host?: string; port?: number };
+  const where = `${host ?? 'localhost'}:${port ?? 5432}`;
+  return new ServerSessionError(
+    `the database server at ${where} refused a write as read-only (${(error as Error).message}): it is no longer the primary; every connection to it is closed, new ones go to a writable server`,
+    '25006',
+    where,
+    { cause: error },
+  );
 }
 
 /** A multi-statement query's first result (the begin's), as Kysely expects one. */

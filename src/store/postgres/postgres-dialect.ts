@@ -29,6 +29,7 @@ export const postgres: Dialect = {
     },
     createDataVersion,
     createCommitDeadline,
+    commitDeadlineOnServerClock,
   },
   writeTransaction: (db, work) => db.transaction().execute(work),
   async lockForWrite(trx, purpose, scopeKey) {
@@ -99,4 +100,30 @@ async function createCommitDeadline(db: Kysely<Database>): Promise<void> {
   await sql`
         create constraint trigger auth_codes_commit_by after insert on auth_codes
         deferrable initially deferred for each row execute procedure sis_check_commit_by()`.execute(db);
+}
+
+/**
+ * Migration 13 on PostgreSQL: the deadline as `sis.commit_within` (ms from the transaction's start,
+ * `transaction_timestamp()`, to `clock_timestamp()`: both the server's clock, so no difference
+ * between the service's host and the server refuses a code). `sis.commit_by` (an instance not yet
+ * upgraded, during a rolling upgrade) is still checked as migration 12 did.
+ */
+async function commitDeadlineOnServerClock(db: Kysely<Database>): Promise<void> {
+  await sql`
+        create or replace function sis_check_commit_by() returns trigger language plpgsql as $$
+        declare
+          commit_within text := current_setting('sis.commit_within', true);
+          commit_by text := current_setting('sis.commit_by', true);
+        begin
+          if coalesce(commit_within, '') <> '' then
+            if clock_timestamp() > transaction_timestamp() + commit_within::double precision * interval '1 millisecond' then
+              raise exception 'commit after its deadline (sis.commit_within % ms): the caller was answered a fault, nothing is kept', commit_within
+                using errcode = '57014';
+            end if;
+          elsif coalesce(commit_by, '') <> '' and clock_timestamp() > to_timestamp(commit_by::double precision / 1000) then
+            raise exception 'commit after its deadline (sis.commit_by %): the caller was answered a fault, nothing is kept', commit_by
+              using errcode = '57014';
+          end if;
+          return null;
+        end $$`.execute(db);
 }

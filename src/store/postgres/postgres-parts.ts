@@ -3,9 +3,8 @@
  * connection that died; the data version a trigger moves; COPY sessions, snapshots and retention
  * batches on pooled connections. AuthCode has no quick way here: the shared transaction runs.
  */
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Pool } from 'pg';
 import { isConnectionLost } from '../db-errors.js';
 import type { Database } from '../schema/tables.js';
 import type { EngineParts, EngineReads } from '../sql/engine-parts.js';
@@ -13,11 +12,12 @@ import { postgresBulkSession } from './postgres-bulk-session.js';
 import { postgresDataVersion } from './postgres-data-version.js';
 import type { ArrayQueries } from './postgres-data-version.js';
 import { postgres } from './postgres-dialect.js';
+import type { ConnectionSource } from './postgres-hosts.js';
 import { postgresRetention } from './postgres-retention.js';
 import { postgresSnapshot } from './postgres-snapshot.js';
 
 export interface PostgresConnections {
-  readonly pool: Pool;
+  readonly pool: ConnectionSource;
   /** The pool's one-query calls for the hot path (under its deadlines when the service set them). */
   readonly queries: ArrayQueries;
   /** Kysely over `pool` (under its deadlines). */
@@ -44,6 +44,12 @@ export function postgresParts(connections: PostgresConnections, migrationsApplie
       // Half the pool at most serves streamed lists, so short requests always find connections.
       slots: Math.max(1, Math.floor(poolSize / 2)),
       connections: () => 0,
+    },
+    async serverClock() {
+      const { rows } = await sql<{
+        ms: number;
+      }>`select extract(epoch from clock_timestamp())::float8 * 1000 as ms`.execute(db);
+      return Number(rows[0]!.ms);
     },
     close: () => db.destroy(),
   };

@@ -91,6 +91,11 @@ export interface DialectDdl {
    * file has no partition: its COMMIT is never delivered late).
    */
   createCommitDeadline(db: Kysely<Database>): Promise<void>;
+  /**
+   * Migration 13: the same check against a duration from the transaction's start
+   * (`sis.commit_within`), measured on the server's own clock alone. SQLite: nothing.
+   */
+  commitDeadlineOnServerClock(db: Kysely<Database>): Promise<void>;
 }
 
 export interface DialectStaging {

@@ -310,6 +310,15 @@ export const migrations: readonly Migration[] = [
       await dialect.ddl.createCommitDeadline(db);
     },
   },
+  {
+    version: 13,
+    name: "AuthCode's deadline on the database server's clock: a duration from the transaction's start",
+    async up(db, dialect) {
+      // Migration 12 compared an instant of the service's clock with the server's: a service host
+      // 3 s behind had every code refused at COMMIT (issue 44).
+      await dialect.ddl.commitDeadlineOnServerClock(db);
+    },
+  },
 ];
 
 /** The version a database has once every migration is applied. */

@@ -29,6 +29,8 @@ export interface EngineParts {
   readonly bulkSession: WithBulkSession;
   /** Reads of one consistent state, for streamed lists. */
   readonly snapshots: EngineSnapshots;
+  /** The database server's clock now (ms since the epoch), or null: the database is this host's (SQLite). */
+  serverClock(): Promise<number | null>;
   /** Closes what the engine opened: its connections, pool or files. */
   close(): Promise<void>;
 }

@@ -69,6 +69,7 @@ export class SqlStore implements ServiceStore {
   readonly #authCode: DirectAuthCode;
   readonly #dataVersion: DataVersionReader;
   readonly #close: () => Promise<void>;
+  readonly #serverClock: () => Promise<number | null>;
   #closed: Promise<void> | null = null;
 
   constructor(parts: EngineParts) {
@@ -79,6 +80,7 @@ export class SqlStore implements ServiceStore {
     this.#dataVersion = parts.dataVersion;
     this.#snapshots = parts.snapshots;
     this.#close = () => parts.close();
+    this.#serverClock = () => parts.serverClock();
     this.dialect = dialect;
     this.#lockScope = lockScope;
     this.migrationsApplied = parts.migrationsApplied;
@@ -273,6 +275,16 @@ export class SqlStore implements ServiceStore {
 
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.#db);
+  }
+
+  /**
+   * How far this host's clock is behind the database server's (ms; negative: ahead), measured from
+   * the middle of one round trip; null for a database on this host (SQLite).
+   */
+  async serverClockOffsetMs(): Promise<number | null> {
+    const sent = Date.now();
+    const server = await this.#serverClock();
+    return server === null ? null : Math.round(server - (sent + Date.now()) / 2);
   }
 
   close(): Promise<void> {

@@ -18,6 +18,7 @@ export const sqlite: Dialect = {
     createByteOrderIndex: async () => undefined,
     createDataVersion: async () => undefined,
     createCommitDeadline: async () => undefined,
+    commitDeadlineOnServerClock: async () => undefined,
   },
   writeTransaction(db, work) {
     // One connection for the whole callback: Kysely's SQLite driver holds its mutex until it returns.

@@ -48,6 +48,8 @@ export function sqliteParts(connections: SqliteConnections, migrationsApplied: r
       slots: SNAPSHOT_SLOTS,
       connections: () => readers?.open ?? 0,
     },
+    // A file on this host: one clock.
+    serverClock: async () => null,
     close: closeSqlite(connections),
   };
 }
